@@ -1,0 +1,52 @@
+"""kanonym: verified k-anonymous releases of person-specific tables.
+
+The public API, everything a script or notebook needs:
+
+>>> import kanonym
+>>> from kanonym.datasets import adult_hierarchies, load_adult
+>>> result = kanonym.anonymize(load_adult(), quasi_identifiers=adult_hierarchies(), k=5,
+...                            max_suppression=0.04, seed=1)  # doctest: +SKIP
+>>> result.transformation, result.metrics["precision"]  # doctest: +SKIP
+"""
+
+from kanonym._version import __version__
+from kanonym.config import AnonymizationConfig, ReleaseJob, SuppressionLimit
+from kanonym.errors import HierarchyError, InputError, KanonymError, VerificationError
+from kanonym.hierarchy import (
+    DateBuilder,
+    Hierarchy,
+    HierarchyBuilder,
+    IntervalBuilder,
+    MaskBuilder,
+    SuppressBuilder,
+    load_arx,
+)
+from kanonym.models import KAnonymity, PrivacyModel
+from kanonym.release import Result, Solution, anonymize, check, run_job
+from kanonym.verify import ClassSizeSummary
+
+__all__ = [
+    "AnonymizationConfig",
+    "ClassSizeSummary",
+    "DateBuilder",
+    "Hierarchy",
+    "HierarchyBuilder",
+    "HierarchyError",
+    "InputError",
+    "IntervalBuilder",
+    "KAnonymity",
+    "KanonymError",
+    "MaskBuilder",
+    "PrivacyModel",
+    "ReleaseJob",
+    "Result",
+    "Solution",
+    "SuppressBuilder",
+    "SuppressionLimit",
+    "VerificationError",
+    "__version__",
+    "anonymize",
+    "check",
+    "load_arx",
+    "run_job",
+]

@@ -1,0 +1,3 @@
+"""The package version, read by the build and by ``kanonym --version``."""
+
+__version__ = "0.1.0"

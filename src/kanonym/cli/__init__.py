@@ -1,0 +1,5 @@
+"""Command-line interface: ``kanonym anonymize | check | demo``."""
+
+from kanonym.cli.main import main
+
+__all__ = ["main"]

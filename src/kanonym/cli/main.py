@@ -1,0 +1,234 @@
+"""The ``kanonym`` command.
+
+Exit status: 0 success; 1 the table is not k-anonymous (``check``) or a
+release failed its final verification; 2 bad input, with a one-line message
+on stderr naming the file, column and value, and nothing written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from kanonym._version import __version__
+from kanonym.config import ReleaseJob, job_from_options, read_job_file
+from kanonym.errors import InputError, KanonymError, VerificationError
+from kanonym.io import read_table
+from kanonym.release import Result, anonymize, run_job
+from kanonym.search import ALGORITHMS, DEFAULT_ALGORITHM, DEFAULT_POLICY, POLICIES
+from kanonym.verify import measure
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but usage errors are one line and exit 2 like all bad input."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_BAD_INPUT, f"kanonym: error: {message}\n")
+
+
+def _build_parser() -> _Parser:
+    parser = _Parser(prog="kanonym", description="Verified k-anonymous releases of tables.")
+    parser.add_argument("--version", action="version", version=f"kanonym {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    run = commands.add_parser("anonymize", help="generalize and suppress a table to k-anonymity")
+    run.add_argument("input", nargs="?", help="CSV or Parquet file")
+    run.add_argument("--config", type=Path, help="TOML job file whose keys are these flag names")
+    run.add_argument(
+        "--qi",
+        nargs="+",
+        action="extend",
+        metavar="COL=HIERARCHY",
+        help="quasi-identifier and its hierarchy: an ARX CSV file, interval:W1,W2,..., "
+        "mask, date[:FORMAT] or suppress",
+    )
+    run.add_argument("--identifying", nargs="+", action="extend", metavar="COL")
+    run.add_argument("--sensitive", nargs="+", action="extend", metavar="COL")
+    run.add_argument("--k", type=int)
+    limit = run.add_mutually_exclusive_group()
+    limit.add_argument("--max-suppression", type=float, metavar="FRACTION")
+    limit.add_argument("--max-suppressed-rows", type=int, metavar="N")
+    run.add_argument("--algorithm", choices=sorted(ALGORITHMS), help=f"default {DEFAULT_ALGORITHM}")
+    run.add_argument("--policy", choices=sorted(POLICIES), help=f"default {DEFAULT_POLICY}")
+    run.add_argument("--delimiter", metavar="D", help="CSV delimiter (default: sniffed)")
+    run.add_argument("--seed", type=int, help="seed of the row shuffle (default: from the OS)")
+    run.add_argument("--output", help="release file (.csv or .parquet)")
+    run.add_argument("--report", help="report JSON file")
+    run.add_argument("--quiet", action="store_true", help="print nothing on success")
+
+    check = commands.add_parser("check", help="is a table k-anonymous on given columns")
+    check.add_argument("input")
+    check.add_argument("--qi", nargs="+", action="extend", metavar="COL", required=True)
+    check.add_argument("--k", type=int, required=True)
+    check.add_argument("--delimiter", metavar="D")
+    check.add_argument("--json", action="store_true", help="print one JSON object")
+
+    demo = commands.add_parser("demo", help="anonymize the bundled Adult table (k=5, 4%%)")
+    demo.add_argument("--output-dir", type=Path, default=Path("demo-output"))
+    demo.add_argument("--seed", type=int)
+    return parser
+
+
+_JOB_FLAGS = (
+    "input",
+    "qi",
+    "identifying",
+    "sensitive",
+    "k",
+    "max_suppression",
+    "max_suppressed_rows",
+    "algorithm",
+    "policy",
+    "delimiter",
+    "seed",
+    "output",
+    "report",
+)
+
+
+def _job(args: argparse.Namespace) -> ReleaseJob:
+    """Merge the job file (if any) with the flags; flags given win."""
+    options: dict[str, object] = {}
+    base_dir = Path.cwd()
+    if args.config is not None:
+        options = read_job_file(args.config)
+        base_dir = args.config.resolve().parent
+        where = str(args.config)
+    else:
+        where = "kanonym anonymize"
+    flags = {name: getattr(args, name) for name in _JOB_FLAGS if getattr(args, name) is not None}
+    if flags and args.config is not None:
+        # Flags are relative to the working directory, the file's keys to its folder.
+        for key in ("input", "output", "report"):
+            if key in flags:
+                flags[key] = str(Path(flags[key]).resolve())
+        if "qi" in flags:
+            flags["qi"] = [_absolute_spec(item) for item in flags["qi"]]
+        if {"max_suppression", "max_suppressed_rows"} & flags.keys():
+            # A suppression flag replaces the file's limit, whichever form it used.
+            for key in ("max-suppression", "max_suppression"):
+                options.pop(key, None)
+            for key in ("max-suppressed-rows", "max_suppressed_rows"):
+                options.pop(key, None)
+    options.update(flags)
+    return job_from_options(options, base_dir=base_dir, where=where)
+
+
+def _absolute_spec(item: str) -> str:
+    column, sep, spec = item.partition("=")
+    return f"{column}={Path(spec).resolve()}" if sep and Path(spec).is_file() else item
+
+
+def _summary(result: Result) -> str:
+    levels = ", ".join(f"{name}={level}" for name, level in result.transformation.items())
+    metrics = result.metrics
+    return (
+        f"released {result.table.height} of {result.input_rows} rows "
+        f"({result.suppressed_rows} suppressed, limit {result.max_suppressed_rows}); "
+        f"generalization [{levels}]; precision {metrics['precision']:.4f}, "
+        f"{metrics['equivalence_classes']} classes; "
+        f"{len(result.minimal_generalizations)} solution(s) from {result.config.algorithm}"
+    )
+
+
+def _anonymize(args: argparse.Namespace) -> int:
+    job = _job(args)
+    result = run_job(job)
+    if not args.quiet:
+        print(f"{_summary(result)}; wrote {job.output}")
+    return EXIT_OK
+
+
+def _check(args: argparse.Namespace) -> int:
+    if args.k < 1:
+        raise InputError(f"k must be a whole number >= 1, got {args.k}")
+    table = read_table(args.input, delimiter=args.delimiter)
+    missing = [c for c in args.qi if c not in table.frame.columns]
+    if missing:
+        raise InputError(f"{table.source}: column '{missing[0]}' not found")
+    if table.frame.height == 0:
+        raise InputError(f"{table.source}: the table has no rows")
+    summary = measure(table.frame, args.qi, args.k)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "k": summary.smallest_class,
+                    "requested_k": args.k,
+                    "rows": summary.rows,
+                    "classes": summary.classes,
+                    "rows_below_k": summary.rows_below_k,
+                    "k_anonymous": summary.k_anonymous,
+                }
+            )
+        )
+    else:
+        verdict = "is" if summary.k_anonymous else "is NOT"
+        print(
+            f"{table.source} {verdict} {args.k}-anonymous on {', '.join(args.qi)}: "
+            f"smallest class {summary.smallest_class}, {summary.classes} classes, "
+            f"{summary.rows_below_k} of {summary.rows} rows in classes smaller than {args.k}"
+        )
+    return EXIT_OK if summary.k_anonymous else EXIT_FAILED
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from kanonym.datasets import ADULT_COLUMNS, adult_hierarchies, adult_path
+
+    started = time.perf_counter()
+    out_dir: Path = args.output_dir
+    if out_dir.exists() and not out_dir.is_dir():
+        raise InputError(f"{out_dir}: exists and is not a directory")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    output, report = out_dir / "adult-k5.csv", out_dir / "adult-k5.report.json"
+    print(f"kanonym {__version__} demo: UCI Adult ({adult_path().name}), k=5, 4% suppression,")
+    print(f"quasi-identifiers: {', '.join(ADULT_COLUMNS)}")
+    result = anonymize(
+        adult_path(),
+        quasi_identifiers=adult_hierarchies(),
+        k=5,
+        max_suppression=0.04,
+        seed=args.seed,
+    )
+    result.write(output, report=report)
+    print(
+        f"{len(result.minimal_generalizations)} 5-minimal generalizations found "
+        f"({result.nodes_checked} of the lattice's nodes checked); chosen by "
+        f"{result.config.policy}:"
+    )
+    for name, level in result.transformation.items():
+        height = result.hierarchies[name].height
+        print(f"  {name:<15} level {level} of {height}")
+    for key, value in result.metrics.items():
+        if key != "precision_by_attribute":
+            print(
+                f"  {key:<20} {value:.4f}" if isinstance(value, float) else f"  {key:<20} {value}"
+            )
+    print(f"released {result.table.height} of {result.input_rows} rows (seed {result.seed})")
+    print(f"wrote {output} and {report} in {time.perf_counter() - started:.2f} s")
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    try:
+        args = _build_parser().parse_args(argv)
+    except SystemExit as stop:  # usage errors, --help and --version end here
+        return stop.code if isinstance(stop.code, int) else EXIT_BAD_INPUT
+    handlers = {"anonymize": _anonymize, "check": _check, "demo": _demo}
+    try:
+        return handlers[args.command](args)
+    except VerificationError as error:
+        print(f"kanonym: verification failed, nothing written: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    except KanonymError as error:
+        message = " ".join(str(error).split())
+        print(f"kanonym: error: {message}", file=sys.stderr)
+        return EXIT_BAD_INPUT

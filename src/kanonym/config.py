@@ -1,0 +1,312 @@
+"""Configuration as data: what to release and how, validated when built.
+
+The Python API, the command line and a TOML job file all build the same frozen
+objects, so a release is reproducible from its job file plus its seed.
+
+Example:
+    >>> config = AnonymizationConfig(quasi_identifiers={"zip": "mask"}, k=2,
+    ...                              suppression=SuppressionLimit(rows=2))
+    >>> config.suppression.max_rows(9), config.algorithm, config.policy
+    (2, 'minimal', 'min-relative-distance')
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from types import MappingProxyType
+from typing import cast
+
+from kanonym.errors import InputError
+from kanonym.hierarchy import Hierarchy, HierarchyBuilder, parse_hierarchy
+from kanonym.search import ALGORITHMS, DEFAULT_ALGORITHM, DEFAULT_POLICY, POLICIES
+
+HierarchyLike = Hierarchy | HierarchyBuilder
+
+
+@dataclass(frozen=True, kw_only=True)
+class SuppressionLimit:
+    """How many rows may be suppressed: a fraction of rows or a row count (MaxSup).
+
+    ``fraction`` follows ARX: at most ``floor(fraction * n)`` rows, computed on
+    the decimal value as written (0.29 of 100 rows is 29, not 28). ``rows`` is
+    Samarati's MaxSup. Giving both is a contradiction; giving neither means 0.
+    """
+
+    fraction: float | None = None
+    rows: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.fraction is not None and self.rows is not None:
+            raise InputError(
+                "--max-suppression and --max-suppressed-rows are mutually exclusive; give one"
+            )
+        if self.fraction is not None and (
+            isinstance(self.fraction, bool)
+            or not isinstance(self.fraction, int | float)
+            or not 0 <= self.fraction <= 1
+        ):
+            raise InputError(f"max-suppression must be a fraction in [0, 1], got {self.fraction!r}")
+        if self.rows is not None and (
+            isinstance(self.rows, bool) or not isinstance(self.rows, int) or self.rows < 0
+        ):
+            raise InputError(f"max-suppressed-rows must be a whole number >= 0, got {self.rows!r}")
+
+    def max_rows(self, n_rows: int) -> int:
+        """MaxSup for a table of ``n_rows`` rows."""
+        if self.rows is not None:
+            return self.rows
+        if self.fraction is not None:
+            return math.floor(Decimal(repr(float(self.fraction))) * n_rows)
+        return 0
+
+    def describe(self) -> dict[str, object]:
+        """The limit as given, for the report."""
+        return {"fraction": self.fraction, "rows": self.rows}
+
+
+def _names(value: str | Iterable[str], what: str) -> tuple[str, ...]:
+    names = (value,) if isinstance(value, str) else tuple(value)
+    for name in names:
+        if not isinstance(name, str) or not name:
+            raise InputError(f"{what}: column names must be non-empty strings, got {name!r}")
+    if len(set(names)) != len(names):
+        raise InputError(f"{what}: a column is named twice in {list(names)}")
+    return names
+
+
+@dataclass(frozen=True, kw_only=True)
+class AnonymizationConfig:
+    """One anonymization job, independent of where the table comes from.
+
+    Attributes:
+        quasi_identifiers: column -> hierarchy, in input order. A hierarchy is a
+            :class:`~kanonym.hierarchy.Hierarchy`, a builder, or a spec string
+            (``interval:5,10,20``, ``mask``, ``date``, ``suppress`` or an ARX
+            CSV path), parsed when the config is built.
+        k: every released class holds at least k rows.
+        identifying: columns dropped from the release.
+        sensitive: columns released as they are, named for the report and for
+            models that read them.
+        suppression: the suppression limit (default: none).
+        algorithm: ``minimal`` (all k-minimal generalizations) or ``samarati``.
+        policy: preference policy choosing among the solutions.
+        seed: seed for the row shuffle; ``None`` draws one from the OS.
+    """
+
+    quasi_identifiers: Mapping[str, HierarchyLike | str | Path]
+    k: int
+    identifying: tuple[str, ...] = ()
+    sensitive: tuple[str, ...] = ()
+    suppression: SuppressionLimit = field(default_factory=SuppressionLimit)
+    algorithm: str = DEFAULT_ALGORITHM
+    policy: str = DEFAULT_POLICY
+    seed: int | None = None
+    base_dir: Path | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.quasi_identifiers, Mapping) or not self.quasi_identifiers:
+            raise InputError("at least one quasi-identifier (--qi COL=HIERARCHY) is required")
+        parsed: dict[str, HierarchyLike] = {}
+        for name, hierarchy in self.quasi_identifiers.items():
+            _names(name, "quasi-identifier")
+            parsed[name] = (
+                parse_hierarchy(str(hierarchy), base_dir=self.base_dir)
+                if isinstance(hierarchy, str | Path)
+                else hierarchy
+            )
+        object.__setattr__(self, "quasi_identifiers", MappingProxyType(parsed))
+        object.__setattr__(self, "identifying", _names(self.identifying, "identifying"))
+        object.__setattr__(self, "sensitive", _names(self.sensitive, "sensitive"))
+        if isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1:
+            raise InputError(f"k must be a whole number >= 1, got {self.k!r}")
+        roles = {
+            "quasi-identifying": tuple(parsed),
+            "identifying": self.identifying,
+            "sensitive": self.sensitive,
+        }
+        seen: dict[str, str] = {}
+        for role, names in roles.items():
+            for name in names:
+                if name in seen:
+                    raise InputError(f"column '{name}' is both {seen[name]} and {role}")
+                seen[name] = role
+        if self.algorithm not in ALGORITHMS:
+            raise InputError(
+                f"unknown algorithm '{self.algorithm}'; choose one of {sorted(ALGORITHMS)}"
+            )
+        if self.policy not in POLICIES:
+            raise InputError(f"unknown policy '{self.policy}'; choose one of {sorted(POLICIES)}")
+        if self.seed is not None and (
+            isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0
+        ):
+            raise InputError(f"seed must be a whole number >= 0, got {self.seed!r}")
+
+    @property
+    def hierarchies(self) -> Mapping[str, HierarchyLike]:
+        """Quasi-identifier -> parsed hierarchy or builder."""
+        # __post_init__ replaced every spec string by its parsed hierarchy.
+        return cast(Mapping[str, HierarchyLike], self.quasi_identifiers)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReleaseJob:
+    """An anonymization job with its files: what ``kanonym anonymize`` runs."""
+
+    input: Path
+    output: Path
+    config: AnonymizationConfig
+    report: Path | None = None
+    delimiter: str | None = None
+
+
+# Keys of a job file are the long flag names of ``kanonym anonymize``.
+JOB_KEYS = frozenset(
+    {
+        "input",
+        "output",
+        "report",
+        "delimiter",
+        "qi",
+        "identifying",
+        "sensitive",
+        "k",
+        "max-suppression",
+        "max-suppressed-rows",
+        "algorithm",
+        "policy",
+        "seed",
+    }
+)
+
+
+def _qi_mapping(value: object, where: str) -> dict[str, str]:
+    if isinstance(value, Mapping):
+        return {str(k): str(v) for k, v in value.items()}
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list):
+        raise InputError(f"{where}: qi must be a table or a list of COL=HIERARCHY strings")
+    mapping: dict[str, str] = {}
+    for item in value:
+        column, sep, spec = str(item).partition("=")
+        if not sep or not column or not spec:
+            raise InputError(f"{where}: qi entry '{item}' is not of the form COL=HIERARCHY")
+        if column in mapping:
+            raise InputError(f"{where}: quasi-identifier '{column}' is given twice")
+        mapping[column] = spec
+    return mapping
+
+
+class _Options:
+    """Typed access to flag-named options; every error names where they came from."""
+
+    def __init__(self, options: Mapping[str, object], where: str) -> None:
+        self.values = {key.replace("_", "-"): value for key, value in options.items()}
+        self.where = where
+        unknown = sorted(set(self.values) - JOB_KEYS)
+        if unknown:
+            raise InputError(f"{where}: unknown key(s) {unknown}; known: {sorted(JOB_KEYS)}")
+
+    def _bad(self, key: str, expected: str) -> InputError:
+        return InputError(f"{self.where}: '{key}' must be {expected}, got {self.values[key]!r}")
+
+    def integer(self, key: str) -> int | None:
+        value = self.values.get(key)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self._bad(key, "a whole number")
+        return value
+
+    def number(self, key: str) -> float | None:
+        value = self.values.get(key)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise self._bad(key, "a number")
+        return float(value)
+
+    def text(self, key: str) -> str | None:
+        value = self.values.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            raise self._bad(key, "a string")
+        return value
+
+    def names(self, key: str) -> tuple[str, ...]:
+        value = self.values.get(key)
+        if value is None:
+            return ()
+        if isinstance(value, str):
+            return (value,)
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise self._bad(key, "a list of column names")
+        return tuple(value)
+
+    def path(self, key: str, base_dir: Path) -> Path | None:
+        value = self.text(key)
+        return None if value is None else base_dir / value
+
+
+def job_from_options(
+    options: Mapping[str, object], *, base_dir: Path, where: str = "options"
+) -> ReleaseJob:
+    """Build a :class:`ReleaseJob` from flag-named options (TOML keys or CLI flags).
+
+    Keys may use ``-`` or ``_``. Relative paths (input, output, report,
+    hierarchy files) are resolved against ``base_dir``: the job file's folder,
+    or the working directory for command-line flags.
+    """
+    opts = _Options(options, where)
+    k = opts.integer("k")
+    source = opts.path("input", base_dir)
+    output = opts.path("output", base_dir)
+    for key, value in (
+        ("input", source),
+        ("output", output),
+        ("qi", opts.values.get("qi")),
+        ("k", k),
+    ):
+        if value is None:
+            raise InputError(f"{where}: '{key}' is required")
+    assert source is not None and output is not None and k is not None
+    qi = _qi_mapping(opts.values["qi"], where)
+    config = AnonymizationConfig(
+        quasi_identifiers=qi,
+        k=k,
+        identifying=opts.names("identifying"),
+        sensitive=opts.names("sensitive"),
+        suppression=SuppressionLimit(
+            fraction=opts.number("max-suppression"), rows=opts.integer("max-suppressed-rows")
+        ),
+        algorithm=opts.text("algorithm") or DEFAULT_ALGORITHM,
+        policy=opts.text("policy") or DEFAULT_POLICY,
+        seed=opts.integer("seed"),
+        base_dir=base_dir,
+    )
+    return ReleaseJob(
+        input=source,
+        output=output,
+        report=opts.path("report", base_dir),
+        delimiter=opts.text("delimiter"),
+        config=config,
+    )
+
+
+def read_job_file(path: Path) -> dict[str, object]:
+    """The raw options of a TOML job file; errors name the file."""
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except FileNotFoundError:
+        raise InputError(f"{path}: job file not found") from None
+    except OSError as error:
+        raise InputError(f"{path}: cannot read job file ({error.strerror})") from None
+    except tomllib.TOMLDecodeError as error:
+        raise InputError(f"{path}: not valid TOML ({error})") from None

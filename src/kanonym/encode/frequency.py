@@ -1,0 +1,91 @@
+"""The frequency set: distinct quasi-identifier tuples with their counts.
+
+A frequency set (LeFevre, DeWitt & Ramakrishnan 2005, "Incognito: efficient
+full-domain k-anonymity", SIGMOD) holds each distinct combination of
+quasi-identifier values once with the number of rows that carry it. Checking a
+generalization needs only this set, which is usually far smaller than the
+table (adult: 30,162 rows, 19.5k distinct tuples over 9 attributes).
+
+Example:
+    >>> import numpy as np
+    >>> fs = FrequencySet.from_codes(np.array([[0, 1], [0, 1], [1, 0]]))
+    >>> fs.codes.tolist(), fs.counts.tolist(), fs.row_tuple.tolist()
+    ([[0, 1], [1, 0]], [2, 1], [0, 0, 1])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+IntArray = npt.NDArray[np.int64]
+
+# Keys stay below 2**62 so that multiplying by one more radix cannot overflow.
+_KEY_LIMIT = 1 << 62
+
+
+def pack_codes(
+    columns: Sequence[npt.NDArray[np.int64]], radices: Sequence[int]
+) -> tuple[IntArray, int]:
+    """Pack parallel columns of integer codes into one ``int64`` key per row.
+
+    ``columns[j]`` holds codes in ``range(radices[j])``. Keys are mixed-radix
+    numbers; when their product would overflow, the keys packed so far are
+    re-numbered densely (``np.unique``) before continuing, so any number of
+    columns can be packed. Equal rows get equal keys and different rows
+    different keys. Returns the keys and the size of the key space.
+    """
+    if not columns:
+        return np.zeros(0, dtype=np.int64), 1
+    keys = np.asarray(columns[0], dtype=np.int64)
+    space = max(int(radices[0]), 1)
+    for column, radix in zip(columns[1:], radices[1:], strict=True):
+        if space * radix >= _KEY_LIMIT:
+            distinct, keys = np.unique(keys, return_inverse=True)
+            keys = keys.astype(np.int64, copy=False).reshape(-1)
+            space = max(len(distinct), 1)
+        keys = keys * radix + column
+        space *= radix
+    return keys, space
+
+
+@dataclass(frozen=True, eq=False)
+class FrequencySet:
+    """Distinct code tuples, their counts, and each row's tuple.
+
+    Attributes:
+        codes: ``(n_tuples, n_qi)`` leaf codes of each distinct tuple.
+        counts: rows per tuple.
+        row_tuple: for each input row, the index of its tuple.
+    """
+
+    codes: IntArray
+    counts: IntArray
+    row_tuple: IntArray
+
+    @property
+    def n_rows(self) -> int:
+        """Rows represented."""
+        return int(self.counts.sum())
+
+    @classmethod
+    def from_codes(
+        cls, matrix: npt.NDArray[np.int64], radices: tuple[int, ...] | None = None
+    ) -> FrequencySet:
+        """Build the frequency set of an ``(n_rows, n_qi)`` code matrix."""
+        if radices is None:
+            radices = tuple(int(matrix[:, j].max(initial=-1)) + 1 for j in range(matrix.shape[1]))
+        keys, _ = pack_codes([matrix[:, j] for j in range(matrix.shape[1])], radices)
+        if matrix.shape[1] == 0:
+            keys = np.zeros(matrix.shape[0], dtype=np.int64)
+        _, first, inverse, counts = np.unique(
+            keys, return_index=True, return_inverse=True, return_counts=True
+        )
+        return cls(
+            codes=matrix[first],
+            counts=counts.astype(np.int64, copy=False),
+            row_tuple=inverse.astype(np.int64, copy=False).reshape(-1),
+        )

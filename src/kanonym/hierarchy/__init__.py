@@ -1,0 +1,34 @@
+"""Value generalization hierarchies (Samarati 2001; Samarati & Sweeney 1998).
+
+A hierarchy maps each original value of a column (level 0) to ever more general
+values up to a single root. Hierarchies come from ARX CSV files or from builders
+that derive them from the column's values.
+
+Example:
+    >>> h = resolve(parse_hierarchy("mask"), ["02138", "02139"], column="zip", source="t.csv")
+    >>> h.height, h.level_values(1)
+    (5, ('0213*',))
+"""
+
+from kanonym.hierarchy.arx import load_arx
+from kanonym.hierarchy.builders import (
+    DateBuilder,
+    HierarchyBuilder,
+    IntervalBuilder,
+    MaskBuilder,
+    SuppressBuilder,
+)
+from kanonym.hierarchy.hierarchy import Hierarchy
+from kanonym.hierarchy.spec import parse_hierarchy, resolve
+
+__all__ = [
+    "DateBuilder",
+    "Hierarchy",
+    "HierarchyBuilder",
+    "IntervalBuilder",
+    "MaskBuilder",
+    "SuppressBuilder",
+    "load_arx",
+    "parse_hierarchy",
+    "resolve",
+]

@@ -1,0 +1,97 @@
+"""Hierarchy specs: the one-string form in which a user names a column's hierarchy.
+
+A spec is a builder (``interval:5,10,20``, ``mask``, ``date``, ``date:%d/%m/%Y``,
+``suppress``) or else the path of an ARX hierarchy file. Builders produce value
+generalization hierarchies in the sense of Samarati 2001 ("Protecting
+respondents' identities in microdata release") from the column's own values.
+
+Example:
+    >>> parse_hierarchy("interval:5,10")
+    IntervalBuilder(widths=(5, 10))
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from kanonym.errors import InputError
+from kanonym.hierarchy.arx import load_arx
+from kanonym.hierarchy.builders import (
+    DateBuilder,
+    HierarchyBuilder,
+    IntervalBuilder,
+    MaskBuilder,
+    SuppressBuilder,
+)
+from kanonym.hierarchy.hierarchy import Hierarchy
+
+_WIDTH = re.compile(r"\d+", re.ASCII)
+
+
+def parse_hierarchy(spec: str, *, base_dir: Path | None = None) -> Hierarchy | HierarchyBuilder:
+    """Turn a spec into a builder, or load the ARX file it names.
+
+    The words ``interval``, ``mask``, ``date`` and ``suppress`` (alone or before
+    a ``:``) always mean builders; write ``./mask`` for a file called ``mask``. A
+    relative path is resolved against ``base_dir`` when given. A malformed spec
+    raises :class:`~kanonym.errors.InputError` naming it.
+
+    Example:
+        >>> parse_hierarchy("date:%d/%m/%Y")
+        DateBuilder(format='%d/%m/%Y')
+    """
+    if not spec:
+        raise InputError("hierarchy spec is empty")
+    keyword, colon, argument = spec.partition(":")
+    if keyword == "interval":
+        return IntervalBuilder(widths=_parse_widths(spec, argument))
+    if keyword in ("mask", "suppress"):
+        if colon:
+            raise InputError(f"hierarchy spec '{spec}': '{keyword}' takes no argument")
+        return MaskBuilder() if keyword == "mask" else SuppressBuilder()
+    if keyword == "date":
+        if colon and not argument:
+            raise InputError(f"hierarchy spec '{spec}': the date format after ':' is empty")
+        return DateBuilder(format=argument or None)
+    path = Path(spec)
+    if base_dir is not None and not path.is_absolute():
+        path = base_dir / path
+    return load_arx(path)
+
+
+def _parse_widths(spec: str, argument: str) -> tuple[int, ...]:
+    if not argument:
+        raise InputError(f"hierarchy spec '{spec}': expected widths, as in 'interval:5,10,20'")
+    widths = []
+    for part in argument.split(","):
+        if _WIDTH.fullmatch(part.strip()) is None:
+            raise InputError(f"hierarchy spec '{spec}': width '{part}' is not a positive integer")
+        widths.append(int(part))
+    return tuple(widths)
+
+
+def resolve(
+    hierarchy: Hierarchy | HierarchyBuilder,
+    values: Sequence[str | None],
+    *,
+    column: str,
+    source: str,
+) -> Hierarchy:
+    """The hierarchy for a column: built from ``values`` if a builder, then checked to cover them.
+
+    Raises :class:`~kanonym.errors.HierarchyError` naming ``source``, ``column``
+    and the first value the hierarchy lacks.
+
+    Example:
+        >>> resolve(parse_hierarchy("suppress"), ["M", "F"], column="sex", source="t.csv").height
+        1
+    """
+    built = (
+        hierarchy
+        if isinstance(hierarchy, Hierarchy)
+        else hierarchy.build(values, column=column, source=source)
+    )
+    built.covers(values, column=column, source=source)
+    return built

@@ -1,0 +1,69 @@
+"""The in-memory form of an input table and of the CSV layout it was read from.
+
+kanonym writes a release that looks like its input: a :class:`CsvDialect`
+records every layout detail the reader detected, so the writer can reproduce
+the file byte for byte apart from the cells that were anonymized.
+
+Example:
+    >>> import polars as pl
+    >>> dialect = CsvDialect(delimiter=";", line_terminator="\\r\\n", quote_all=False,
+    ...                      encoding="utf-8", final_newline=True)
+    >>> table = Table(frame=pl.DataFrame({"zip": ["02138"]}), source="in.csv", dialect=dialect)
+    >>> table.frame["zip"].to_list()
+    ['02138']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+
+@dataclass(frozen=True, kw_only=True)
+class CsvDialect:
+    """How a CSV file is laid out, as detected when it was read.
+
+    Attributes:
+        delimiter: The one-character field separator.
+        quotechar: The quote character; a quote inside a quoted field is doubled.
+        line_terminator: ``"\\n"`` or ``"\\r\\n"``, as found in the input.
+        quote_all: Every field of the input (header included) was quoted, so every
+            field of the output is quoted too; otherwise only fields that need it.
+        encoding: Python codec name: ``"utf-8"``, ``"utf-8-sig"`` (the input had a
+            byte order mark), ``"cp1252"`` or ``"latin-1"``.
+        final_newline: The input ended with a line terminator.
+
+    Example:
+        >>> CsvDialect(delimiter=",", line_terminator="\\n", quote_all=False,
+        ...            encoding="utf-8", final_newline=True).quotechar
+        '"'
+    """
+
+    delimiter: str
+    quotechar: str = '"'
+    line_terminator: str
+    quote_all: bool
+    encoding: str
+    final_newline: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class Table:
+    """A loaded table, where it came from and, for CSV, how it was laid out.
+
+    Attributes:
+        frame: The data. For CSV every column is ``pl.String`` holding exactly the
+            text of the file; a missing value (an empty field) is null.
+        source: The path as given, or ``"<DataFrame>"`` for in-memory input; error
+            messages start with it.
+        dialect: The CSV layout, or None for Parquet and DataFrame input.
+
+    Example:
+        >>> Table(frame=pl.DataFrame({"a": ["1"]}), source="<DataFrame>", dialect=None).source
+        '<DataFrame>'
+    """
+
+    frame: pl.DataFrame
+    source: str
+    dialect: CsvDialect | None

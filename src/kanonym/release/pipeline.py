@@ -1,0 +1,315 @@
+"""The one-directional pipeline: read -> declare -> encode -> search ->
+transform -> verify -> write + report.
+
+Example:
+    >>> import polars as pl
+    >>> from kanonym.hierarchy import Hierarchy
+    >>> race = Hierarchy("race", (("asian", "black", "white"), ("person",) * 3))
+    >>> table = pl.DataFrame({"race": ["asian", "asian", "black", "white"]})
+    >>> result = anonymize(table, quasi_identifiers={"race": race}, k=2, seed=7)
+    >>> result.transformation, result.table.height
+    ({'race': 1}, 4)
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from kanonym._version import __version__
+from kanonym.config import AnonymizationConfig, HierarchyLike, ReleaseJob, SuppressionLimit
+from kanonym.encode import EncodedTable, encode
+from kanonym.errors import InputError
+from kanonym.hierarchy import Hierarchy, resolve
+from kanonym.io import CsvDialect, Table, format_for, load, serialize, write_atomic
+from kanonym.metrics import solution_metrics
+from kanonym.models import KAnonymity
+from kanonym.report import SCHEMA_VERSION, render_json
+from kanonym.search import ALGORITHMS, NodeEvaluation, NodeEvaluator, run_search
+from kanonym.transform import generalize, kept_rows
+from kanonym.verify import ClassSizeSummary, measure, verify_release
+
+if TYPE_CHECKING:
+    import pandas
+
+
+@dataclass(frozen=True)
+class Solution:
+    """One candidate generalization with its measures.
+
+    Attributes:
+        transformation: quasi-identifier -> hierarchy level.
+        suppressed_rows: rows its minimal required suppression removes.
+        metrics: the measures of :func:`kanonym.metrics.solution_metrics`.
+    """
+
+    transformation: dict[str, int]
+    suppressed_rows: int
+    metrics: dict[str, object]
+
+    def as_dict(self) -> dict[str, object]:
+        """JSON-ready form used in the report."""
+        return {
+            "transformation": dict(self.transformation),
+            "suppressed_rows": self.suppressed_rows,
+            "metrics": self.metrics,
+        }
+
+
+@dataclass(frozen=True, eq=False)
+class Result:
+    """A verified release, ready to be written.
+
+    Attributes:
+        table: the released rows (Polars), already re-checked.
+        transformation: quasi-identifier -> chosen level.
+        metrics: measures of the chosen generalization.
+        minimal_generalizations: every solution the search proposed, best first
+            (all k-minimal generalizations for ``minimal``).
+        config: the job that produced it.
+        seed: the seed of the row shuffle.
+    """
+
+    table: pl.DataFrame
+    transformation: dict[str, int]
+    metrics: dict[str, object]
+    minimal_generalizations: tuple[Solution, ...]
+    config: AnonymizationConfig
+    seed: int
+    input_rows: int
+    suppressed_rows: int
+    max_suppressed_rows: int
+    nodes_checked: int
+    hierarchies: Mapping[str, Hierarchy]
+    source: str
+    dialect: CsvDialect | None
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def to_pandas(self) -> pandas.DataFrame:
+        """The released table as a pandas DataFrame (needs the ``pandas`` extra)."""
+        return self.table.to_pandas()
+
+    def report(self) -> dict[str, object]:
+        """The release report (schema in the README, ``schema_version`` 1)."""
+        config = self.config
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "kanonym_version": __version__,
+            "input": self.source,
+            "input_rows": self.input_rows,
+            "released_rows": self.table.height,
+            "suppressed_rows": self.suppressed_rows,
+            "max_suppressed_rows": self.max_suppressed_rows,
+            "suppression_limit": config.suppression.describe(),
+            "k": config.k,
+            "models": [KAnonymity(k=config.k).describe()],
+            "quasi_identifiers": list(config.hierarchies),
+            "identifying": list(config.identifying),
+            "sensitive": list(config.sensitive),
+            "hierarchies": {
+                name: {"source": h.name, "height": h.height} for name, h in self.hierarchies.items()
+            },
+            "transformation": dict(self.transformation),
+            "metrics": self.metrics,
+            "minimal_generalizations": [s.as_dict() for s in self.minimal_generalizations],
+            "algorithm": config.algorithm,
+            "policy": config.policy,
+            "seed": self.seed,
+            "nodes_checked": self.nodes_checked,
+            "verified": True,
+            "elapsed_seconds": round(sum(self.timings.values()), 6),
+            "timings": {step: round(seconds, 6) for step, seconds in self.timings.items()},
+        }
+
+    def write(self, output: str | Path, *, report: str | Path | None = None) -> None:
+        """Write the release (CSV in the input's dialect, or Parquet) and the report.
+
+        Both files are written atomically and together: either both are
+        replaced or neither is touched.
+        """
+        output = Path(output)
+        fmt = format_for(output)
+        payloads = [(output, serialize(self.table, fmt=fmt, dialect=self.dialect))]
+        if report is not None:
+            document = {**self.report(), "output": str(output)}
+            payloads.append((Path(report), render_json(document)))
+        write_atomic(payloads)
+
+
+def _declare(table: Table, config: AnonymizationConfig) -> dict[str, Hierarchy]:
+    """Check that every named column exists and resolve each QI's hierarchy."""
+    named = [*config.hierarchies, *config.identifying, *config.sensitive]
+    for column in named:
+        if column not in table.frame.columns:
+            raise InputError(
+                f"{table.source}: column '{column}' not found; columns are {table.frame.columns}"
+            )
+    if table.frame.height == 0:
+        raise InputError(f"{table.source}: the table has no rows")
+    if config.k > table.frame.height:
+        raise InputError(
+            f"{table.source}: k={config.k} is larger than the table ({table.frame.height} rows)"
+        )
+    return {
+        name: resolve(
+            spec,
+            table.frame.get_column(name).cast(pl.String).unique().to_list(),
+            column=name,
+            source=table.source,
+        )
+        for name, spec in config.hierarchies.items()
+    }
+
+
+def _solution(
+    evaluation: NodeEvaluation, evaluator: NodeEvaluator, encoded: EncodedTable, k: int
+) -> Solution:
+    classes = evaluator.classes(evaluation.node)
+    return Solution(
+        transformation=dict(zip(encoded.names, evaluation.node, strict=True)),
+        suppressed_rows=evaluation.suppressed_rows,
+        metrics=solution_metrics(
+            node=evaluation.node,
+            heights=encoded.heights,
+            names=encoded.names,
+            released_sizes=classes.sizes[classes.satisfied],
+            suppressed_rows=evaluation.suppressed_rows,
+            k=k,
+        ),
+    )
+
+
+def _run(table: Table, config: AnonymizationConfig, read_seconds: float) -> Result:
+    timings = {"read": read_seconds}
+    clock = time.perf_counter()
+
+    def lap(step: str) -> None:
+        nonlocal clock
+        now = time.perf_counter()
+        timings[step] = timings.get(step, 0.0) + now - clock
+        clock = now
+
+    hierarchies = _declare(table, config)
+    encoded = encode(table.frame, hierarchies)
+    max_suppressed = config.suppression.max_rows(table.frame.height)
+    evaluator = NodeEvaluator(encoded, [KAnonymity(k=config.k)], max_suppressed_rows=max_suppressed)
+    lap("encode")
+    outcome = run_search(ALGORITHMS[config.algorithm], evaluator, policy=config.policy)
+    nodes_checked = evaluator.checks
+    solutions = tuple(_solution(e, evaluator, encoded, config.k) for e in outcome.solutions)
+    lap("search")
+    best = outcome.best
+    seed = config.seed if config.seed is not None else secrets.randbits(63)
+    keep = kept_rows(evaluator.classes(best.node), evaluator.frequency_set.row_tuple)
+    released = generalize(
+        table.frame, encoded, best.node, keep=keep, drop=config.identifying, seed=seed
+    )
+    lap("transform")
+    verify_release(
+        released,
+        quasi_identifiers=encoded.names,
+        k=config.k,
+        input_rows=table.frame.height,
+        max_suppressed_rows=max_suppressed,
+        removed_columns=config.identifying,
+        allowed_values={
+            name: set(hierarchies[name].level_values(level))
+            for name, level in zip(encoded.names, best.node, strict=True)
+        },
+    )
+    lap("verify")
+    return Result(
+        table=released,
+        transformation=solutions[0].transformation,
+        metrics=solutions[0].metrics,
+        minimal_generalizations=solutions,
+        config=config,
+        seed=seed,
+        input_rows=table.frame.height,
+        suppressed_rows=best.suppressed_rows,
+        max_suppressed_rows=max_suppressed,
+        nodes_checked=nodes_checked,
+        hierarchies=hierarchies,
+        source=table.source,
+        dialect=table.dialect,
+        timings=timings,
+    )
+
+
+def anonymize(
+    data: str | Path | pl.DataFrame | pandas.DataFrame,
+    config: AnonymizationConfig | None = None,
+    *,
+    quasi_identifiers: Mapping[str, HierarchyLike | str | Path] | None = None,
+    k: int | None = None,
+    identifying: Sequence[str] = (),
+    sensitive: Sequence[str] = (),
+    max_suppression: float | None = None,
+    max_suppressed_rows: int | None = None,
+    algorithm: str = "minimal",
+    policy: str = "min-relative-distance",
+    seed: int | None = None,
+    delimiter: str | None = None,
+) -> Result:
+    """Anonymize ``data`` (a CSV/Parquet path, or a Polars or pandas DataFrame).
+
+    Either pass a ready :class:`~kanonym.config.AnonymizationConfig` or the
+    same fields as keywords. The returned :class:`Result` has been verified
+    independently of the search; call :meth:`Result.write` to write it.
+    """
+    if config is None:
+        if quasi_identifiers is None or k is None:
+            raise InputError("anonymize needs quasi_identifiers and k (or a config)")
+        config = AnonymizationConfig(
+            quasi_identifiers=quasi_identifiers,
+            k=k,
+            identifying=tuple(identifying),
+            sensitive=tuple(sensitive),
+            suppression=SuppressionLimit(fraction=max_suppression, rows=max_suppressed_rows),
+            algorithm=algorithm,
+            policy=policy,
+            seed=seed,
+        )
+    started = time.perf_counter()
+    table = load(data, delimiter=delimiter)
+    return _run(table, config, time.perf_counter() - started)
+
+
+def check(
+    data: str | Path | pl.DataFrame | pandas.DataFrame,
+    quasi_identifiers: Sequence[str],
+    k: int,
+    *,
+    delimiter: str | None = None,
+) -> ClassSizeSummary:
+    """Measure whether ``data`` is k-anonymous on ``quasi_identifiers`` (``kanonym check``).
+
+    Example:
+        >>> import polars as pl
+        >>> check(pl.DataFrame({"zip": ["0213*", "0213*", "0214*"]}), ["zip"], 2).rows_below_k
+        1
+    """
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise InputError(f"k must be a whole number >= 1, got {k!r}")
+    table = load(data, delimiter=delimiter)
+    for column in quasi_identifiers:
+        if column not in table.frame.columns:
+            raise InputError(
+                f"{table.source}: column '{column}' not found; columns are {table.frame.columns}"
+            )
+    if table.frame.height == 0:
+        raise InputError(f"{table.source}: the table has no rows")
+    return measure(table.frame, quasi_identifiers, k)
+
+
+def run_job(job: ReleaseJob) -> Result:
+    """Run a :class:`~kanonym.config.ReleaseJob` and write its files."""
+    result = anonymize(job.input, job.config, delimiter=job.delimiter)
+    result.write(job.output, report=job.report)
+    return result

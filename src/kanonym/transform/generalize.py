@@ -1,0 +1,62 @@
+"""Apply a full-domain generalization with tuple suppression to a table.
+
+Given a node (one level per quasi-identifier), every quasi-identifier value is
+replaced by its generalization at that level, rows of classes that fail the
+models are removed (minimal required suppression, Samarati & Sweeney 1998),
+identifying columns are dropped, and the remaining rows are put in random
+order: Sweeney 2002 (section 4.1) shows that releases keeping the row order
+of the source can be matched row by row (the unsorted matching attack).
+Everything is vectorized: label arrays are gathered by code, never looped over.
+
+Example:
+    >>> import numpy as np, polars as pl
+    >>> from kanonym.hierarchy import Hierarchy
+    >>> from kanonym.encode import encode
+    >>> h = Hierarchy("zip", (("02138", "02139"), ("0213*", "0213*")))
+    >>> frame = pl.DataFrame({"name": ["a", "b"], "zip": ["02138", "02139"]})
+    >>> enc = encode(frame, {"zip": h})
+    >>> out = generalize(frame, enc, (1,), keep=np.array([True, True]), drop=["name"], seed=1)
+    >>> out["zip"].to_list()
+    ['0213*', '0213*']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+import polars as pl
+
+from kanonym.encode import EncodedTable
+from kanonym.lattice import Node
+from kanonym.search.evaluation import NodeClasses
+
+
+def kept_rows(classes: NodeClasses, row_tuple: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
+    """Per input row, whether its class satisfies the models (is released)."""
+    return np.asarray(classes.satisfied[classes.tuple_class][row_tuple])
+
+
+def generalize(
+    frame: pl.DataFrame,
+    encoded: EncodedTable,
+    node: Node,
+    *,
+    keep: npt.NDArray[np.bool_],
+    drop: Sequence[str],
+    seed: int,
+) -> pl.DataFrame:
+    """The released table: generalized, suppressed, identifiers dropped, shuffled.
+
+    Quasi-identifier columns become strings (labels of the hierarchy level);
+    all other columns keep their values and types.
+    """
+    replacements = []
+    for attribute, level in zip(encoded.attributes, node, strict=True):
+        labels = pl.Series(attribute.name, attribute.level_labels[level], dtype=pl.String)
+        codes = attribute.level_maps[level][attribute.row_codes]
+        replacements.append(labels.gather(codes))
+    released = frame.with_columns(replacements).drop(list(drop)).filter(pl.Series(keep))
+    order = np.random.default_rng(seed).permutation(released.height)
+    return released[order]

@@ -1,0 +1,49 @@
+"""Shared fixtures: the seed papers' small tables and their hierarchies."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from kanonym.hierarchy import Hierarchy
+
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def race_hierarchy() -> Hierarchy:
+    """Samarati's race hierarchy: R0 = {asian, black, white} -> R1 = {person}."""
+    return Hierarchy("race", (("asian", "black", "white"), ("person",) * 3))
+
+
+def zip_hierarchy() -> Hierarchy:
+    """Samarati's ZIP hierarchy: Z0 -> Z1 = {9413*, 9414*} -> Z2 = {941**}."""
+    leaves = ("94138", "94139", "94141", "94142")
+    return Hierarchy("zip", (leaves, ("9413*", "9413*", "9414*", "9414*"), ("941**",) * 4))
+
+
+def samarati_table() -> pl.DataFrame:
+    """The private table PT of Samarati's FOSAD 2008 slides (Race, ZIP; 9 rows)."""
+    return pl.DataFrame(
+        {
+            "race": ["asian"] * 5 + ["black"] * 2 + ["white"] * 2,
+            "zip": [
+                "94142",
+                "94141",
+                "94139",
+                "94139",
+                "94139",
+                "94138",
+                "94139",
+                "94139",
+                "94141",
+            ],
+        }
+    )
+
+
+@pytest.fixture
+def samarati() -> tuple[pl.DataFrame, dict[str, Hierarchy]]:
+    """Samarati's table with its two hierarchies."""
+    return samarati_table(), {"race": race_hierarchy(), "zip": zip_hierarchy()}

@@ -1,0 +1,166 @@
+"""The whole pipeline through the Python API."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tests.strategies import problems
+
+import kanonym
+from kanonym.errors import HierarchyError, InputError
+from kanonym.hierarchy import Hierarchy
+
+
+def test_samarati_example_release(samarati) -> None:
+    table, hs = samarati
+    result = kanonym.anonymize(table, quasi_identifiers=hs, k=2, max_suppressed_rows=2, seed=3)
+    assert result.transformation == {"race": 0, "zip": 1}
+    assert result.suppressed_rows == 2
+    assert sorted(s.transformation["zip"] for s in result.minimal_generalizations) == [0, 1]
+    assert sorted(result.table["zip"].to_list()) == ["9413*"] * 5 + ["9414*"] * 2
+    assert kanonym.check(result.table, ["race", "zip"], 2).k_anonymous
+
+
+def test_report_has_the_documented_keys(samarati) -> None:
+    table, hs = samarati
+    report = kanonym.anonymize(table, quasi_identifiers=hs, k=2, max_suppressed_rows=2).report()
+    for key in (
+        "schema_version",
+        "input_rows",
+        "released_rows",
+        "suppressed_rows",
+        "k",
+        "quasi_identifiers",
+        "transformation",
+        "metrics",
+        "minimal_generalizations",
+        "algorithm",
+        "policy",
+        "seed",
+        "elapsed_seconds",
+    ):
+        assert key in report, key
+    assert report["quasi_identifiers"] == ["race", "zip"]
+    assert report["input_rows"] == 9 and report["released_rows"] == 7
+    assert set(report["metrics"]) == {
+        "precision",
+        "precision_by_attribute",
+        "completeness",
+        "dm",
+        "equivalence_classes",
+        "aecs",
+        "height",
+    }
+    json.dumps(report)  # serializable as is
+
+
+def test_seed_makes_the_release_reproducible(samarati) -> None:
+    table, hs = samarati
+    first = kanonym.anonymize(table, quasi_identifiers=hs, k=2, max_suppressed_rows=2, seed=11)
+    again = kanonym.anonymize(table, quasi_identifiers=hs, k=2, max_suppressed_rows=2, seed=11)
+    other = kanonym.anonymize(table, quasi_identifiers=hs, k=2, max_suppressed_rows=2, seed=12)
+    assert first.table.equals(again.table)
+    assert first.seed == 11
+    assert not first.table.equals(other.table) or first.table.height < 3
+
+
+def test_seed_is_drawn_when_not_given(samarati) -> None:
+    table, hs = samarati
+    seeds = {
+        kanonym.anonymize(table, quasi_identifiers=hs, k=2, max_suppressed_rows=2).seed
+        for _ in range(3)
+    }
+    assert len(seeds) == 3
+
+
+def test_identifying_columns_are_dropped_and_others_kept(samarati) -> None:
+    table, hs = samarati
+    table = table.with_columns(
+        pl.Series("name", [f"p{i}" for i in range(9)]),
+        pl.Series("disease", ["flu"] * 9),
+    )
+    result = kanonym.anonymize(
+        table, quasi_identifiers=hs, k=2, identifying=["name"], sensitive=["disease"], seed=1
+    )
+    assert result.table.columns == ["race", "zip", "disease"]
+    assert result.table["disease"].to_list() == ["flu"] * result.table.height
+
+
+def test_pandas_input_and_output(samarati) -> None:
+    table, hs = samarati
+    result = kanonym.anonymize(table.to_pandas(), quasi_identifiers=hs, k=2, seed=1)
+    assert isinstance(result.to_pandas(), pd.DataFrame)
+    assert result.to_pandas().shape == (9, 2)
+
+
+def test_specs_are_accepted_as_hierarchies() -> None:
+    table = pl.DataFrame({"age": ["31", "32", "38", "39"], "zip": ["02138", "02139"] * 2})
+    result = kanonym.anonymize(
+        table, quasi_identifiers={"age": "interval:5,10", "zip": "mask"}, k=2, seed=1
+    )
+    assert kanonym.check(result.table, ["age", "zip"], 2).k_anonymous
+
+
+def test_missing_values_form_their_own_class() -> None:
+    h = Hierarchy("h", (("a", "b", None), ("ab", "ab", None), ("*", "*", "*")))
+    table = pl.DataFrame({"x": ["a", "b", None, None]}, schema={"x": pl.String})
+    result = kanonym.anonymize(table, quasi_identifiers={"x": h}, k=2, seed=1)
+    # Level 1 keeps the two missing values apart from "ab": no merging into a wrong class.
+    assert result.transformation == {"x": 1}
+    assert sorted(result.table["x"].fill_null("<missing>").to_list()) == [
+        "<missing>",
+        "<missing>",
+        "ab",
+        "ab",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"quasi_identifiers": {"nope": "suppress"}}, "column 'nope' not found"),
+        ({"k": 10}, "larger than the table"),
+        ({"k": 0}, "k must be"),
+        ({"max_suppression": 0.1, "max_suppressed_rows": 1}, "mutually exclusive"),
+        ({"identifying": ["race"]}, "both"),
+        ({"algorithm": "magic"}, "unknown algorithm"),
+        ({"policy": "best"}, "unknown policy"),
+    ],
+)
+def test_bad_options_are_input_errors(samarati, options, message) -> None:
+    table, hs = samarati
+    arguments = {"quasi_identifiers": hs, "k": 2, **options}
+    with pytest.raises(InputError, match=message):
+        kanonym.anonymize(table, **arguments)
+
+
+def test_value_absent_from_hierarchy(samarati) -> None:
+    table, hs = samarati
+    table = table.with_columns(pl.Series("zip", ["99999", *table["zip"].to_list()[1:]]))
+    with pytest.raises(HierarchyError, match="99999"):
+        kanonym.anonymize(table, quasi_identifiers=hs, k=2)
+
+
+@settings(max_examples=60, deadline=None)
+@given(problem=problems(), k=st.integers(1, 4), max_sup=st.integers(0, 5), seed=st.integers(0, 99))
+def test_every_release_is_k_anonymous_within_maxsup(problem, k, max_sup, seed) -> None:
+    table, hs = problem
+    if k > table.height:
+        return
+    for algorithm in ("minimal", "samarati"):
+        result = kanonym.anonymize(
+            table,
+            quasi_identifiers=hs,
+            k=k,
+            max_suppressed_rows=max_sup,
+            algorithm=algorithm,
+            seed=seed,
+        )
+        assert table.height - result.table.height == result.suppressed_rows <= max_sup
+        if result.table.height:  # MaxSup may allow suppressing every row
+            assert kanonym.check(result.table, list(hs), k).k_anonymous
