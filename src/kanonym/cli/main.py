@@ -18,10 +18,8 @@ from typing import NoReturn
 from kanonym._version import __version__
 from kanonym.config import ReleaseJob, job_from_options, read_job_file
 from kanonym.errors import InputError, KanonymError, VerificationError
-from kanonym.io import read_table
-from kanonym.release import Result, anonymize, run_job
+from kanonym.release import Result, anonymize, check, run_job
 from kanonym.search import ALGORITHMS, DEFAULT_ALGORITHM, DEFAULT_POLICY, POLICIES
-from kanonym.verify import measure
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -147,15 +145,7 @@ def _anonymize(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    if args.k < 1:
-        raise InputError(f"k must be a whole number >= 1, got {args.k}")
-    table = read_table(args.input, delimiter=args.delimiter)
-    missing = [c for c in args.qi if c not in table.frame.columns]
-    if missing:
-        raise InputError(f"{table.source}: column '{missing[0]}' not found")
-    if table.frame.height == 0:
-        raise InputError(f"{table.source}: the table has no rows")
-    summary = measure(table.frame, args.qi, args.k)
+    summary = check(args.input, args.qi, args.k, delimiter=args.delimiter)
     if args.json:
         print(
             json.dumps(
@@ -172,7 +162,7 @@ def _check(args: argparse.Namespace) -> int:
     else:
         verdict = "is" if summary.k_anonymous else "is NOT"
         print(
-            f"{table.source} {verdict} {args.k}-anonymous on {', '.join(args.qi)}: "
+            f"{args.input} {verdict} {args.k}-anonymous on {', '.join(args.qi)}: "
             f"smallest class {summary.smallest_class}, {summary.classes} classes, "
             f"{summary.rows_below_k} of {summary.rows} rows in classes smaller than {args.k}"
         )

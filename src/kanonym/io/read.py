@@ -30,7 +30,7 @@ import zlib
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import polars as pl
 
@@ -179,14 +179,18 @@ def _read_csv(raw: bytes, source: str, delimiter: str | None) -> tuple[pl.DataFr
     # Text never contains NUL; UTF-16 and binary files do, and would read as garbage.
     if b"\x00" in body:
         raise InputError(f"{source}: contains NUL bytes; not a CSV text file (UTF-16?)")
-    line_terminator = _line_terminator(body, source)
     separator = delimiter or _sniff_delimiter(body)
-    width, quote_all = _check_records(_physical_lines(body), separator, source)
-    frame = _parse(body, separator, width, source)
+    try:
+        records = _check_records(_physical_lines(body), separator, source)
+        frame = _parse(body, separator, records.width, source)
+    except pl.exceptions.PolarsError as err:
+        # The checks above leave Polars nothing to object to; should it still,
+        # the file is at fault, and the message must stay one line.
+        raise InputError(f"{source}: malformed CSV: {_first_line(err)}") from None
     dialect = CsvDialect(
         delimiter=separator,
-        line_terminator=line_terminator,
-        quote_all=quote_all,
+        line_terminator=_line_terminator(body, records.header_lines),
+        quote_all=records.quote_all,
         encoding=encoding,
         final_newline=body.endswith(b"\n"),
     )
@@ -210,7 +214,7 @@ def _decode(raw: bytes, source: str) -> tuple[str, bytes]:
             ) from None
         return "utf-8-sig", body
     try:
-        raw.decode("utf-8")
+        raw.decode("utf-8")  # only validates: Polars parses the bytes themselves
     except UnicodeDecodeError:
         pass
     else:
@@ -223,11 +227,12 @@ def _decode(raw: bytes, source: str) -> tuple[str, bytes]:
     return "cp1252", text.encode("utf-8")
 
 
-def _line_terminator(body: bytes, source: str) -> str:
-    first = body.find(b"\n")
-    if first == -1 and b"\r" in body:
-        raise InputError(f"{source}: lines end in a bare CR (classic Mac); use LF or CRLF")
-    return "\r\n" if first > 0 and body[first - 1 : first] == b"\r" else "\n"
+def _line_terminator(body: bytes, header_lines: int) -> str:
+    """How the header record, ``header_lines`` physical lines long, ends."""
+    end = -1
+    for _ in range(header_lines):
+        end = body.find(b"\n", end + 1)
+    return "\r\n" if end > 0 and body[end - 1 : end] == b"\r" else "\n"
 
 
 def _sniff_delimiter(body: bytes) -> str:
@@ -253,7 +258,7 @@ def _split_consistency(sample: str, delimiter: str, *, complete: bool) -> tuple[
     records = list(itertools.islice(reader, _SNIFF_RECORDS + 1))
     if len(records) > _SNIFF_RECORDS or not complete:
         # The last record read may be cut short by the end of the sample.
-        records.pop()
+        records = records[:-1]
     if not records or len(records[0]) < 2:
         return (0.0, 0)
     width = len(records[0])
@@ -265,18 +270,24 @@ def _physical_lines(body: bytes) -> pl.Series:
 
     NUL never occurs in ``body``, so splitting fields on it keeps each line whole.
     """
-    return pl.read_csv(
-        body,
-        has_header=False,
-        separator="\x00",
-        quote_char=None,
-        schema={"line": pl.String},
-        empty_string_is_null=False,
+    lines = pl.read_csv(
+        body, has_header=False, separator="\x00", quote_char=None, schema={"line": pl.String}
     ).get_column("line")
+    # Polars reads a blank line as null; it is an empty line all the same.
+    return lines.fill_null("")
 
 
-def _check_records(lines: pl.Series, separator: str, source: str) -> tuple[int, bool]:
-    """The header's width and whether every field is quoted; raises on malformed records.
+class _Records(NamedTuple):
+    width: int
+    """Fields per record, as in the header."""
+    quote_all: bool
+    """Every field of every record is quoted."""
+    header_lines: int
+    """Physical lines the header spans (more than one if a name holds a line break)."""
+
+
+def _check_records(lines: pl.Series, separator: str, source: str) -> _Records:
+    """Check that every record has as many fields as the header and describe them.
 
     Polars pads short rows with nulls without a word, so field counts are checked
     here, vectorized over the physical lines of the file.
@@ -289,6 +300,9 @@ def _check_records(lines: pl.Series, separator: str, source: str) -> tuple[int, 
         # Nothing is quoted: every line is a record and every separator is real.
         skeleton, continued = lines, pl.repeat(False, lines.len(), eager=True)
         quote_all = False
+    # Polars ends lines at LF only; a CR outside quotes in a one-line file means CR line ends.
+    if lines.len() == 1 and "\r" in skeleton[0]:
+        raise InputError(f"{source}: lines end in a bare CR (classic Mac); use LF or CRLF")
     first_lines = (~continued).arg_true()
     separators = skeleton.str.count_matches(separator, literal=True)
     if first_lines.len() == lines.len():
@@ -308,15 +322,17 @@ def _check_records(lines: pl.Series, separator: str, source: str) -> tuple[int, 
             f"{source}: line {first_lines[record] + 1} has {_fields(fields[record])},"
             f" the header has {width}"
         )
-    return width, quote_all
+    header_lines = int(first_lines[1]) if first_lines.len() > 1 else lines.len()
+    return _Records(width=width, quote_all=quote_all, header_lines=header_lines)
 
 
 def _skeleton(lines: pl.Series, sep: str, source: str) -> tuple[pl.Series, pl.Series]:
-    """Each line with every quoted field replaced by a lone quote, and which lines
-    continue a record (start inside a quoted field).
+    """Reduce every line to its skeleton, where each quoted field is a lone quote.
 
     What is left of a line are its unquoted fields, its field separators and one
-    quote per quoted field. Raises on a misplaced quote or a field never closed.
+    quote per quoted field. Returns the skeletons and, for every line, whether it
+    continues a record (starts inside a quoted field). Raises on a misplaced
+    quote or a quoted field never closed.
     """
     quotes = lines.str.count_matches(_QUOTE, literal=True)
     # In well-formed CSV the quotes pair up, so the parity of the quotes seen so
@@ -358,17 +374,14 @@ def _parse(body: bytes, separator: str, width: int, source: str) -> pl.DataFrame
     # The header is read as row 0 of the data, so that Polars does not rename
     # duplicate or empty names before they can be reported.
     schema = {f"column_{index}": pl.String for index in range(width)}
-    try:
-        rows = pl.read_csv(
-            body,
-            has_header=False,
-            separator=separator,
-            quote_char=_QUOTE,
-            schema=schema,
-            infer_schema=False,
-        )
-    except pl.exceptions.PolarsError as err:
-        raise InputError(f"{source}: malformed CSV: {_first_line(err)}") from None
+    rows = pl.read_csv(
+        body,
+        has_header=False,
+        separator=separator,
+        quote_char=_QUOTE,
+        schema=schema,
+        infer_schema=False,
+    )
     names = [name or "" for name in rows.row(0)]
     _check_names(names, source)
     data = rows.slice(1).rename(dict(zip(schema, names, strict=True)))

@@ -12,6 +12,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import secrets
@@ -46,7 +47,8 @@ def serialize(
 ) -> bytes:
     """The bytes of ``frame`` as a CSV laid out like ``dialect``, or as Parquet.
 
-    CSV nulls become empty fields (``""`` when the dialect quotes every field);
+    CSV nulls become empty fields (``""`` when the dialect quotes every field;
+    an empty string, which kanonym's readers never produce, is always ``""``);
     without a dialect the output is ``,``-separated UTF-8 with LF line ends and
     minimal quoting. The dialect is ignored for Parquet, which keeps dtypes.
 
@@ -105,10 +107,11 @@ def write_atomic(files: Sequence[tuple[Path, bytes]]) -> None:
 
     Each payload goes to a temporary file in its destination's directory (so the
     final rename stays on one filesystem), which is flushed and fsynced; only
-    when all of them exist are they renamed over their destinations. On failure
-    the temporaries are removed and no destination is touched. An existing
-    destination keeps its permission bits; a new one gets the usual umask-based
-    ones.
+    when all of them exist are they renamed over their destinations. A failure
+    before that removes the temporaries and leaves every destination untouched.
+    (A rename failing once others were done, which takes a concurrent change to
+    the directories, cannot undo those.) An existing destination keeps its
+    permission bits; a new one gets the usual umask-based ones.
 
     Raises:
         InputError: a destination is a directory, is listed twice, or cannot be
@@ -193,16 +196,14 @@ def _replace(temporary: Path, destination: Path) -> None:
 
 def _sync_directory(directory: Path) -> None:
     """Make the renames durable: they are recorded in the directory, not the files."""
-    try:
+    # The release is complete and in place. Where a directory cannot be opened or
+    # synced (Windows, some network filesystems) only that durability is lost.
+    with contextlib.suppress(OSError):
         descriptor = os.open(directory, os.O_RDONLY)
         try:
             os.fsync(descriptor)
         finally:
             os.close(descriptor)
-    except OSError:
-        # The release is complete and in place. Where a directory cannot be opened
-        # or synced (Windows, some network filesystems) only durability is lost.
-        return
 
 
 def _unwritable(destination: Path, err: OSError) -> str:

@@ -142,16 +142,20 @@ class Result:
         write_atomic(payloads)
 
 
-def _declare(table: Table, config: AnonymizationConfig) -> dict[str, Hierarchy]:
-    """Check that every named column exists and resolve each QI's hierarchy."""
-    named = [*config.hierarchies, *config.identifying, *config.sensitive]
-    for column in named:
+def _require(table: Table, columns: Sequence[str]) -> None:
+    """Every named column exists and the table has rows; else an InputError."""
+    for column in columns:
         if column not in table.frame.columns:
             raise InputError(
                 f"{table.source}: column '{column}' not found; columns are {table.frame.columns}"
             )
     if table.frame.height == 0:
         raise InputError(f"{table.source}: the table has no rows")
+
+
+def _declare(table: Table, config: AnonymizationConfig) -> dict[str, Hierarchy]:
+    """Check that every named column exists and resolve each QI's hierarchy."""
+    _require(table, [*config.hierarchies, *config.identifying, *config.sensitive])
     if config.k > table.frame.height:
         raise InputError(
             f"{table.source}: k={config.k} is larger than the table ({table.frame.height} rows)"
@@ -298,13 +302,7 @@ def check(
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise InputError(f"k must be a whole number >= 1, got {k!r}")
     table = load(data, delimiter=delimiter)
-    for column in quasi_identifiers:
-        if column not in table.frame.columns:
-            raise InputError(
-                f"{table.source}: column '{column}' not found; columns are {table.frame.columns}"
-            )
-    if table.frame.height == 0:
-        raise InputError(f"{table.source}: the table has no rows")
+    _require(table, quasi_identifiers)
     return measure(table.frame, quasi_identifiers, k)
 
 
