@@ -213,3 +213,29 @@ def test_demo(tmp_path: Path, capsys) -> None:
     assert release.height == report["released_rows"] >= 30162 - 1206
     columns = list(report["transformation"])
     assert release.group_by(columns).len()["len"].min() >= 5
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("pt.parquet", b"PAR1 this is not parquet PAR1"),
+        ("pt.csv", b"race,zip\x00\x01\x02\nasian,94142\n"),
+        ("pt.csv.gz", b"\x1f\x8b\x08\x00corrupt"),
+    ],
+)
+def test_unreadable_content(files: Path, capsys, name: str, content: bytes) -> None:
+    (files / name).write_bytes(content)
+    args = _anonymize_args(files)
+    args[1] = str(files / name)
+    _expect_bad_input(args, capsys, name, files / "out.csv")
+
+
+def test_parquet_in_and_out(files: Path) -> None:
+    pl.read_csv(files / "pt.csv", infer_schema=False).write_parquet(files / "pt.parquet")
+    args = _anonymize_args(files)
+    args[1] = str(files / "pt.parquet")
+    args[args.index("--output") + 1] = str(files / "out.parquet")
+    assert main(args) == 0
+    released = pl.read_parquet(files / "out.parquet")
+    assert released.columns == ["race", "zip", "disease"]
+    assert released.group_by(["race", "zip"]).len()["len"].min() >= 2
