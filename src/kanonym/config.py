@@ -6,8 +6,8 @@ objects, so a release is reproducible from its job file plus its seed.
 Example:
     >>> config = AnonymizationConfig(quasi_identifiers={"zip": "mask"}, k=2,
     ...                              suppression=SuppressionLimit(rows=2))
-    >>> config.suppression.max_rows(9), config.algorithm, config.policy
-    (2, 'minimal', 'min-relative-distance')
+    >>> config.suppression.max_rows(9), config.algorithm, config.metric, config.policy
+    (2, 'optimal', 'loss', None)
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from typing import cast
 
 from kanonym.errors import InputError
 from kanonym.hierarchy import Hierarchy, HierarchyBuilder, parse_hierarchy
+from kanonym.metrics import DEFAULT_METRIC, METRICS
 from kanonym.search import ALGORITHMS, DEFAULT_ALGORITHM, DEFAULT_POLICY, POLICIES
 
 HierarchyLike = Hierarchy | HierarchyBuilder
@@ -93,8 +94,15 @@ class AnonymizationConfig:
         sensitive: columns released as they are, named for the report and for
             models that read them.
         suppression: the suppression limit (default: none).
-        algorithm: ``minimal`` (all k-minimal generalizations) or ``samarati``.
-        policy: preference policy choosing among the solutions.
+        algorithm: ``optimal`` (default) or ``incognito``, which minimize a
+            utility metric; ``minimal`` (all k-minimal generalizations) or
+            ``samarati``, which choose by a preference policy.
+        metric: utility metric minimized by ``optimal``/``incognito``
+            (default ``loss``); must be None for the policy-ranked searches.
+        policy: preference policy for ``minimal``/``samarati`` (default
+            ``min-relative-distance``); must be None for the optimizing ones.
+        time_limit: seconds after which an optimizing search returns the best
+            node found so far, flagged as not proven optimal.
         seed: seed for the row shuffle; ``None`` draws one from the OS.
     """
 
@@ -104,7 +112,9 @@ class AnonymizationConfig:
     sensitive: tuple[str, ...] = ()
     suppression: SuppressionLimit = field(default_factory=SuppressionLimit)
     algorithm: str = DEFAULT_ALGORITHM
-    policy: str = DEFAULT_POLICY
+    metric: str | None = None
+    policy: str | None = None
+    time_limit: float | None = None
     seed: int | None = None
     base_dir: Path | None = None
 
@@ -139,8 +149,32 @@ class AnonymizationConfig:
             raise InputError(
                 f"unknown algorithm '{self.algorithm}'; choose one of {sorted(ALGORITHMS)}"
             )
-        if self.policy not in POLICIES:
-            raise InputError(f"unknown policy '{self.policy}'; choose one of {sorted(POLICIES)}")
+        if ALGORITHMS[self.algorithm].uses_metric:
+            if self.policy is not None:
+                raise InputError(
+                    f"a preference policy applies only to minimal and samarati, not to "
+                    f"'{self.algorithm}'; give --metric instead"
+                )
+            object.__setattr__(self, "metric", self.metric or DEFAULT_METRIC)
+            if self.metric not in METRICS:
+                raise InputError(f"unknown metric '{self.metric}'; choose one of {sorted(METRICS)}")
+        else:
+            if self.metric is not None:
+                raise InputError(
+                    f"a utility metric applies only to optimal and incognito, not to "
+                    f"'{self.algorithm}'; give --policy instead"
+                )
+            object.__setattr__(self, "policy", self.policy or DEFAULT_POLICY)
+            if self.policy not in POLICIES:
+                raise InputError(
+                    f"unknown policy '{self.policy}'; choose one of {sorted(POLICIES)}"
+                )
+        if self.time_limit is not None and (
+            isinstance(self.time_limit, bool)
+            or not isinstance(self.time_limit, int | float)
+            or not self.time_limit > 0
+        ):
+            raise InputError(f"time limit must be a number of seconds > 0, got {self.time_limit!r}")
         if self.seed is not None and (
             isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0
         ):
@@ -178,7 +212,9 @@ JOB_KEYS = frozenset(
         "max-suppression",
         "max-suppressed-rows",
         "algorithm",
+        "metric",
         "policy",
+        "time-limit",
         "seed",
     }
 )
@@ -286,7 +322,9 @@ def job_from_options(
             fraction=opts.number("max-suppression"), rows=opts.integer("max-suppressed-rows")
         ),
         algorithm=opts.text("algorithm") or DEFAULT_ALGORITHM,
-        policy=opts.text("policy") or DEFAULT_POLICY,
+        metric=opts.text("metric"),
+        policy=opts.text("policy"),
+        time_limit=opts.number("time-limit"),
         seed=opts.integer("seed"),
         base_dir=base_dir,
     )

@@ -70,11 +70,47 @@ def test_anonymize_writes_release_and_report(files: Path, capsys) -> None:
     assert b'"cough, dry"' in written or b"cough" not in written
     report = json.loads((files / "report.json").read_text())
     assert report["transformation"] == {"race": 0, "zip": 1}
-    assert report["seed"] == 5 and report["algorithm"] == "minimal"
-    assert report["policy"] == "min-relative-distance"
-    assert len(report["minimal_generalizations"]) == 2
+    # Default search: optimal under loss. GT[0,1] costs (7 * 1/3 + 2 * 2) / 18 cells,
+    # GT[0,2] 9/18 and GT[1,0] 11/18.
+    assert report["seed"] == 5 and report["algorithm"] == "optimal"
+    assert report["metric"] == "loss" and report["policy"] is None
+    assert report["metrics"]["loss"] == pytest.approx((7 / 3 + 4) / 18)
+    assert report["proven_optimal"] is True
+    assert set(report["timings"]) == {"read", "encode", "search", "transform", "verify", "write"}
     released = pl.read_csv(files / "out.csv", infer_schema=False)
     assert released.group_by(["race", "zip"]).len()["len"].min() >= 2
+
+
+def test_minimal_lists_every_k_minimal_generalization(files: Path) -> None:
+    assert main(_anonymize_args(files, "--algorithm", "minimal")) == 0
+    report = json.loads((files / "report.json").read_text())
+    assert report["policy"] == "min-relative-distance" and report["metric"] is None
+    assert len(report["minimal_generalizations"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        (["--algorithm", "minimal", "--metric", "dm"], "applies only to optimal"),
+        (["--policy", "min-suppression"], "applies only to minimal"),
+        (["--time-limit", "0"], "time limit"),
+    ],
+)
+def test_policy_and_metric_do_not_mix(files: Path, capsys, extra, needle) -> None:
+    _expect_bad_input(_anonymize_args(files, *extra), capsys, needle, files / "out.csv")
+
+
+@pytest.mark.parametrize(
+    "metric", ["dm-star", "dm", "entropy", "loss", "precision", "aecs", "height"]
+)
+@pytest.mark.parametrize("algorithm", ["optimal", "incognito"])
+def test_every_metric_from_the_command_line(files: Path, algorithm, metric) -> None:
+    assert main(_anonymize_args(files, "--algorithm", algorithm, "--metric", metric)) == 0
+    report = json.loads((files / "report.json").read_text())
+    assert report["metric"] == metric and report["algorithm"] == algorithm
+    assert {"dm-star", "dm", "entropy", "loss", "precision", "aecs", "height"} <= set(
+        report["metrics"]
+    )
 
 
 def test_samarati_algorithm_and_policy_flags(files: Path) -> None:
@@ -207,7 +243,7 @@ def test_version_and_exit_codes_as_a_process(files: Path) -> None:
 def test_demo(tmp_path: Path, capsys) -> None:
     assert main(["demo", "--output-dir", str(tmp_path), "--seed", "1"]) == 0
     out = capsys.readouterr().out
-    assert "5-minimal generalizations" in out
+    assert "optimal search minimizing loss" in out
     release = pl.read_csv(tmp_path / "adult-k5.csv", separator=";", infer_schema=False)
     report = json.loads((tmp_path / "adult-k5.report.json").read_text())
     assert release.height == report["released_rows"] >= 30162 - 1206

@@ -18,7 +18,9 @@ from kanonym.hierarchy import Hierarchy
 
 def test_samarati_example_release(samarati) -> None:
     table, hs = samarati
-    result = kanonym.anonymize(table, quasi_identifiers=hs, k=2, max_suppressed_rows=2, seed=3)
+    result = kanonym.anonymize(
+        table, quasi_identifiers=hs, k=2, max_suppressed_rows=2, seed=3, algorithm="minimal"
+    )
     assert result.transformation == {"race": 0, "zip": 1}
     assert result.suppressed_rows == 2
     assert sorted(s.transformation["zip"] for s in result.minimal_generalizations) == [0, 1]
@@ -40,9 +42,13 @@ def test_report_has_the_documented_keys(samarati) -> None:
         "metrics",
         "minimal_generalizations",
         "algorithm",
+        "metric",
         "policy",
         "seed",
         "elapsed_seconds",
+        "timings",
+        "nodes_checked",
+        "proven_optimal",
     ):
         assert key in report, key
     assert report["quasi_identifiers"] == ["race", "zip"]
@@ -52,10 +58,14 @@ def test_report_has_the_documented_keys(samarati) -> None:
         "precision_by_attribute",
         "completeness",
         "dm",
+        "dm-star",
+        "entropy",
+        "loss",
         "equivalence_classes",
         "aecs",
         "height",
     }
+    assert report["metric"] == "loss" and report["policy"] is None
     json.dumps(report)  # serializable as is
 
 
@@ -129,7 +139,11 @@ def test_missing_values_form_their_own_class() -> None:
         ({"max_suppression": 0.1, "max_suppressed_rows": 1}, "mutually exclusive"),
         ({"identifying": ["race"]}, "both"),
         ({"algorithm": "magic"}, "unknown algorithm"),
-        ({"policy": "best"}, "unknown policy"),
+        ({"policy": "best", "algorithm": "minimal"}, "unknown policy"),
+        ({"metric": "best"}, "unknown metric"),
+        ({"policy": "min-suppression"}, "applies only to minimal"),
+        ({"metric": "dm", "algorithm": "samarati"}, "applies only to optimal"),
+        ({"time_limit": -1.0}, "time limit"),
     ],
 )
 def test_bad_options_are_input_errors(samarati, options, message) -> None:
@@ -152,7 +166,7 @@ def test_every_release_is_k_anonymous_within_maxsup(problem, k, max_sup, seed) -
     table, hs = problem
     if k > table.height:
         return
-    for algorithm in ("minimal", "samarati"):
+    for algorithm in ("minimal", "samarati", "optimal", "incognito"):
         result = kanonym.anonymize(
             table,
             quasi_identifiers=hs,

@@ -16,9 +16,18 @@ from pathlib import Path
 from typing import NoReturn
 
 from kanonym._version import __version__
+from kanonym.cli.progress import SearchProgressBar
 from kanonym.config import ReleaseJob, job_from_options, read_job_file
 from kanonym.errors import InputError, KanonymError, VerificationError
-from kanonym.release import Result, anonymize, check, run_job
+from kanonym.metrics import DEFAULT_METRIC, METRICS
+from kanonym.release import (
+    Result,
+    StaleTransformationError,
+    anonymize,
+    apply_transformation,
+    check,
+    run_job,
+)
 from kanonym.search import ALGORITHMS, DEFAULT_ALGORITHM, DEFAULT_POLICY, POLICIES
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
@@ -53,13 +62,35 @@ def _build_parser() -> _Parser:
     limit = run.add_mutually_exclusive_group()
     limit.add_argument("--max-suppression", type=float, metavar="FRACTION")
     limit.add_argument("--max-suppressed-rows", type=int, metavar="N")
-    run.add_argument("--algorithm", choices=sorted(ALGORITHMS), help=f"default {DEFAULT_ALGORITHM}")
-    run.add_argument("--policy", choices=sorted(POLICIES), help=f"default {DEFAULT_POLICY}")
+    run.add_argument(
+        "--algorithm",
+        choices=list(ALGORITHMS),
+        help=f"default {DEFAULT_ALGORITHM}; optimal and incognito minimize --metric, "
+        "minimal and samarati choose by --policy",
+    )
+    run.add_argument(
+        "--metric",
+        choices=list(METRICS),
+        help=f"utility metric to minimize (optimal, incognito; default {DEFAULT_METRIC})",
+    )
+    run.add_argument(
+        "--policy",
+        choices=sorted(POLICIES),
+        help=f"preference policy (minimal, samarati; default {DEFAULT_POLICY})",
+    )
+    run.add_argument(
+        "--time-limit",
+        type=float,
+        metavar="SECONDS",
+        help="return the best node found by then, flagged as not proven optimal",
+    )
     run.add_argument("--delimiter", metavar="D", help="CSV delimiter (default: sniffed)")
     run.add_argument("--seed", type=int, help="seed of the row shuffle (default: from the OS)")
     run.add_argument("--output", help="release file (.csv or .parquet)")
     run.add_argument("--report", help="report JSON file")
-    run.add_argument("--quiet", action="store_true", help="print nothing on success")
+    run.add_argument(
+        "--quiet", action="store_true", help="no progress bar, nothing printed on success"
+    )
 
     check = commands.add_parser("check", help="is a table k-anonymous on given columns")
     check.add_argument("input")
@@ -67,6 +98,19 @@ def _build_parser() -> _Parser:
     check.add_argument("--k", type=int, required=True)
     check.add_argument("--delimiter", metavar="D")
     check.add_argument("--json", action="store_true", help="print one JSON object")
+
+    reapply = commands.add_parser(
+        "apply", help="release a new batch exactly as a report's release (same levels)"
+    )
+    reapply.add_argument("input", help="CSV or Parquet file with the report's columns")
+    reapply.add_argument(
+        "--report", required=True, help="report JSON of the release whose generalization to apply"
+    )
+    reapply.add_argument("--output", required=True, help="release file (.csv or .parquet)")
+    reapply.add_argument("--delimiter", metavar="D", help="CSV delimiter (default: sniffed)")
+    reapply.add_argument("--seed", type=int, help="seed of the row shuffle (default: from the OS)")
+    reapply.add_argument("--new-report", help="report JSON file for this release")
+    reapply.add_argument("--quiet", action="store_true", help="print nothing on success")
 
     demo = commands.add_parser("demo", help="anonymize the bundled Adult table (k=5, 4%%)")
     demo.add_argument("--output-dir", type=Path, default=Path("demo-output"))
@@ -83,7 +127,9 @@ _JOB_FLAGS = (
     "max_suppression",
     "max_suppressed_rows",
     "algorithm",
+    "metric",
     "policy",
+    "time_limit",
     "delimiter",
     "seed",
     "output",
@@ -126,19 +172,27 @@ def _absolute_spec(item: str) -> str:
 
 def _summary(result: Result) -> str:
     levels = ", ".join(f"{name}={level}" for name, level in result.transformation.items())
-    metrics = result.metrics
+    config, metrics = result.config, result.metrics
+    if config.metric is not None:
+        proof = "optimal" if result.proven_optimal else "best found before the time limit"
+        choice = f"{config.metric} {metrics[config.metric]:.6g} ({proof}, {config.algorithm})"
+    else:
+        choice = (
+            f"{len(result.minimal_generalizations)} solution(s) from {config.algorithm}, "
+            f"chosen by {config.policy}"
+        )
     return (
         f"released {result.table.height} of {result.input_rows} rows "
         f"({result.suppressed_rows} suppressed, limit {result.max_suppressed_rows}); "
-        f"generalization [{levels}]; precision {metrics['precision']:.4f}, "
-        f"{metrics['equivalence_classes']} classes; "
-        f"{len(result.minimal_generalizations)} solution(s) from {result.config.algorithm}"
+        f"generalization [{levels}]; {choice}; "
+        f"{metrics['equivalence_classes']} classes, {result.nodes_checked} nodes checked"
     )
 
 
 def _anonymize(args: argparse.Namespace) -> int:
     job = _job(args)
-    result = run_job(job)
+    with SearchProgressBar(enabled=not args.quiet) as bar:
+        result = run_job(job, on_progress=bar.update)
     if not args.quiet:
         print(f"{_summary(result)}; wrote {job.output}")
     return EXIT_OK
@@ -169,6 +223,28 @@ def _check(args: argparse.Namespace) -> int:
     return EXIT_OK if summary.k_anonymous else EXIT_FAILED
 
 
+def _apply(args: argparse.Namespace) -> int:
+    try:
+        result = apply_transformation(
+            args.input, args.report, seed=args.seed, delimiter=args.delimiter
+        )
+    except StaleTransformationError as error:
+        # Not bad input: the batch is valid, the recorded levels just no longer suffice.
+        message = " ".join(str(error).split())
+        print(f"kanonym: apply: {message}; nothing written", file=sys.stderr)
+        return EXIT_FAILED
+    result.write(args.output, report=args.new_report)
+    if not args.quiet:
+        levels = ", ".join(f"{name}={level}" for name, level in result.transformation.items())
+        print(
+            f"applied [{levels}] from {args.report}: released {result.table.height} of "
+            f"{result.input_rows} rows ({result.suppressed_rows} suppressed, limit "
+            f"{result.max_suppressed_rows}); precision {result.metrics['precision']:.4f}, "
+            f"{result.metrics['equivalence_classes']} classes; wrote {args.output}"
+        )
+    return EXIT_OK
+
+
 def _demo(args: argparse.Namespace) -> int:
     from kanonym.datasets import ADULT_COLUMNS, adult_hierarchies, adult_path
 
@@ -188,10 +264,11 @@ def _demo(args: argparse.Namespace) -> int:
         seed=args.seed,
     )
     result.write(output, report=report)
+    config = result.config
+    assert config.metric is not None
     print(
-        f"{len(result.minimal_generalizations)} 5-minimal generalizations found "
-        f"({result.nodes_checked} of the lattice's nodes checked); chosen by "
-        f"{result.config.policy}:"
+        f"{config.algorithm} search minimizing {config.metric}: "
+        f"{result.nodes_checked} of the lattice's nodes checked; chosen generalization:"
     )
     for name, level in result.transformation.items():
         height = result.hierarchies[name].height
@@ -212,7 +289,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = _build_parser().parse_args(argv)
     except SystemExit as stop:  # usage errors, --help and --version end here
         return stop.code if isinstance(stop.code, int) else EXIT_BAD_INPUT
-    handlers = {"anonymize": _anonymize, "check": _check, "demo": _demo}
+    handlers = {"anonymize": _anonymize, "check": _check, "apply": _apply, "demo": _demo}
     try:
         return handlers[args.command](args)
     except VerificationError as error:

@@ -1,5 +1,6 @@
-"""Information-loss and utility measures of a generalized table."""
+"""Utility metrics and the measures reported for every solution."""
 
+from kanonym.metrics.base import ClassView, MetricContext, UtilityMetric
 from kanonym.metrics.measures import (
     average_class_size,
     completeness,
@@ -8,11 +9,50 @@ from kanonym.metrics.measures import (
     precision_by_attribute,
     solution_metrics,
 )
+from kanonym.metrics.utility import (
+    AverageClassSize,
+    Discernibility,
+    DiscernibilityStar,
+    Height,
+    Loss,
+    NonUniformEntropy,
+    Precision,
+)
+
+METRICS: dict[str, type[UtilityMetric]] = {
+    "dm-star": DiscernibilityStar,
+    "dm": Discernibility,
+    "entropy": NonUniformEntropy,
+    "loss": Loss,
+    "precision": Precision,
+    "aecs": AverageClassSize,
+    "height": Height,
+}
+DEFAULT_METRIC = "loss"
+
+
+def make_metric(name: str, context: MetricContext) -> UtilityMetric:
+    """The metric called ``name``, bound to ``context``."""
+    return METRICS[name](context)  # type: ignore[call-arg]
+
 
 __all__ = [
+    "DEFAULT_METRIC",
+    "METRICS",
+    "AverageClassSize",
+    "ClassView",
+    "Discernibility",
+    "DiscernibilityStar",
+    "Height",
+    "Loss",
+    "MetricContext",
+    "NonUniformEntropy",
+    "Precision",
+    "UtilityMetric",
     "average_class_size",
     "completeness",
     "discernibility",
+    "make_metric",
     "precision",
     "precision_by_attribute",
     "solution_metrics",

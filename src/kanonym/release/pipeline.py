@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,14 +24,21 @@ import polars as pl
 
 from kanonym._version import __version__
 from kanonym.config import AnonymizationConfig, HierarchyLike, ReleaseJob, SuppressionLimit
-from kanonym.encode import EncodedTable, encode
+from kanonym.encode import encode
 from kanonym.errors import InputError
 from kanonym.hierarchy import Hierarchy, resolve
 from kanonym.io import CsvDialect, Table, format_for, load, serialize, write_atomic
-from kanonym.metrics import solution_metrics
+from kanonym.metrics import METRICS, MetricContext, make_metric, solution_metrics
 from kanonym.models import KAnonymity
 from kanonym.report import SCHEMA_VERSION, render_json
-from kanonym.search import ALGORITHMS, NodeEvaluation, NodeEvaluator, run_search
+from kanonym.search import (
+    ALGORITHMS,
+    NodeEvaluation,
+    NodeEvaluator,
+    Progress,
+    SearchControl,
+    run_search,
+)
 from kanonym.transform import generalize, kept_rows
 from kanonym.verify import ClassSizeSummary, measure, verify_release
 
@@ -86,6 +93,7 @@ class Result:
     suppressed_rows: int
     max_suppressed_rows: int
     nodes_checked: int
+    proven_optimal: bool
     hierarchies: Mapping[str, Hierarchy]
     source: str
     dialect: CsvDialect | None
@@ -119,7 +127,10 @@ class Result:
             "metrics": self.metrics,
             "minimal_generalizations": [s.as_dict() for s in self.minimal_generalizations],
             "algorithm": config.algorithm,
+            "metric": config.metric,
             "policy": config.policy,
+            "proven_optimal": self.proven_optimal,
+            "time_limit": config.time_limit,
             "seed": self.seed,
             "nodes_checked": self.nodes_checked,
             "verified": True,
@@ -131,11 +142,13 @@ class Result:
         """Write the release (CSV in the input's dialect, or Parquet) and the report.
 
         Both files are written atomically and together: either both are
-        replaced or neither is touched.
+        replaced or neither is touched. The report's ``timings.write`` is the
+        time spent serializing the release.
         """
         output = Path(output)
-        fmt = format_for(output)
-        payloads = [(output, serialize(self.table, fmt=fmt, dialect=self.dialect))]
+        started = time.perf_counter()
+        payloads = [(output, serialize(self.table, fmt=format_for(output), dialect=self.dialect))]
+        self.timings["write"] = time.perf_counter() - started
         if report is not None:
             document = {**self.report(), "output": str(output)}
             payloads.append((Path(report), render_json(document)))
@@ -172,24 +185,39 @@ def _declare(table: Table, config: AnonymizationConfig) -> dict[str, Hierarchy]:
 
 
 def _solution(
-    evaluation: NodeEvaluation, evaluator: NodeEvaluator, encoded: EncodedTable, k: int
+    evaluation: NodeEvaluation, evaluator: NodeEvaluator, context: MetricContext
 ) -> Solution:
-    classes = evaluator.classes(evaluation.node)
-    return Solution(
-        transformation=dict(zip(encoded.names, evaluation.node, strict=True)),
+    """A solution with every reported measure, utility metrics included."""
+    node = evaluation.node
+    encoded = context.encoded
+    view = evaluator.view(node)
+    metrics = solution_metrics(
+        node=node,
+        heights=encoded.heights,
+        names=encoded.names,
+        released_sizes=view.sizes[view.satisfied],
         suppressed_rows=evaluation.suppressed_rows,
-        metrics=solution_metrics(
-            node=evaluation.node,
-            heights=encoded.heights,
-            names=encoded.names,
-            released_sizes=classes.sizes[classes.satisfied],
-            suppressed_rows=evaluation.suppressed_rows,
-            k=k,
-        ),
+        k=context.k,
+    )
+    for name in METRICS:
+        score = make_metric(name, context).score(node, view)
+        if name == "precision":
+            score = 1.0 - score  # reports show precision; the search minimizes 1 - precision
+        # Counting metrics stay whole numbers in reports.
+        metrics[name] = int(score) if name in ("dm", "dm-star") else score
+    return Solution(
+        transformation=dict(zip(encoded.names, node, strict=True)),
+        suppressed_rows=evaluation.suppressed_rows,
+        metrics=metrics,
     )
 
 
-def _run(table: Table, config: AnonymizationConfig, read_seconds: float) -> Result:
+def _run(
+    table: Table,
+    config: AnonymizationConfig,
+    read_seconds: float,
+    on_progress: Callable[[Progress], None] | None,
+) -> Result:
     timings = {"read": read_seconds}
     clock = time.perf_counter()
 
@@ -203,11 +231,18 @@ def _run(table: Table, config: AnonymizationConfig, read_seconds: float) -> Resu
     encoded = encode(table.frame, hierarchies)
     max_suppressed = config.suppression.max_rows(table.frame.height)
     evaluator = NodeEvaluator(encoded, [KAnonymity(k=config.k)], max_suppressed_rows=max_suppressed)
+    context = MetricContext(encoded=encoded, frequency_set=evaluator.frequency_set, k=config.k)
     lap("encode")
-    outcome = run_search(ALGORITHMS[config.algorithm], evaluator, policy=config.policy)
+    outcome = run_search(
+        ALGORITHMS[config.algorithm],
+        evaluator,
+        policy=config.policy,
+        metric=None if config.metric is None else make_metric(config.metric, context),
+        control=SearchControl.with_time_limit(config.time_limit, on_progress),
+    )
     nodes_checked = evaluator.checks
-    solutions = tuple(_solution(e, evaluator, encoded, config.k) for e in outcome.solutions)
     lap("search")
+    solutions = tuple(_solution(e, evaluator, context) for e in outcome.solutions)
     best = outcome.best
     seed = config.seed if config.seed is not None else secrets.randbits(63)
     keep = kept_rows(evaluator.classes(best.node), evaluator.frequency_set.row_tuple)
@@ -239,6 +274,7 @@ def _run(table: Table, config: AnonymizationConfig, read_seconds: float) -> Resu
         suppressed_rows=best.suppressed_rows,
         max_suppressed_rows=max_suppressed,
         nodes_checked=nodes_checked,
+        proven_optimal=outcome.proven_optimal,
         hierarchies=hierarchies,
         source=table.source,
         dialect=table.dialect,
@@ -256,16 +292,21 @@ def anonymize(
     sensitive: Sequence[str] = (),
     max_suppression: float | None = None,
     max_suppressed_rows: int | None = None,
-    algorithm: str = "minimal",
-    policy: str = "min-relative-distance",
+    algorithm: str = "optimal",
+    metric: str | None = None,
+    policy: str | None = None,
+    time_limit: float | None = None,
     seed: int | None = None,
     delimiter: str | None = None,
+    on_progress: Callable[[Progress], None] | None = None,
 ) -> Result:
     """Anonymize ``data`` (a CSV/Parquet path, or a Polars or pandas DataFrame).
 
     Either pass a ready :class:`~kanonym.config.AnonymizationConfig` or the
     same fields as keywords. The returned :class:`Result` has been verified
     independently of the search; call :meth:`Result.write` to write it.
+    ``on_progress`` receives :class:`~kanonym.search.Progress` reports during
+    the search (the command line draws its progress bar from them).
     """
     if config is None:
         if quasi_identifiers is None or k is None:
@@ -277,12 +318,14 @@ def anonymize(
             sensitive=tuple(sensitive),
             suppression=SuppressionLimit(fraction=max_suppression, rows=max_suppressed_rows),
             algorithm=algorithm,
+            metric=metric,
             policy=policy,
+            time_limit=time_limit,
             seed=seed,
         )
     started = time.perf_counter()
     table = load(data, delimiter=delimiter)
-    return _run(table, config, time.perf_counter() - started)
+    return _run(table, config, time.perf_counter() - started, on_progress)
 
 
 def check(
@@ -306,8 +349,8 @@ def check(
     return measure(table.frame, quasi_identifiers, k)
 
 
-def run_job(job: ReleaseJob) -> Result:
+def run_job(job: ReleaseJob, *, on_progress: Callable[[Progress], None] | None = None) -> Result:
     """Run a :class:`~kanonym.config.ReleaseJob` and write its files."""
-    result = anonymize(job.input, job.config, delimiter=job.delimiter)
+    result = anonymize(job.input, job.config, delimiter=job.delimiter, on_progress=on_progress)
     result.write(job.output, report=job.report)
     return result

@@ -1,28 +1,36 @@
 """Search step: one module per algorithm behind :class:`SearchAlgorithm`."""
 
-from kanonym.search.base import SearchAlgorithm, SearchOutcome, run_search
+from kanonym.search.base import Progress, SearchAlgorithm, SearchControl, SearchOutcome, run_search
 from kanonym.search.evaluation import NodeClasses, NodeEvaluation, NodeEvaluator
+from kanonym.search.incognito import IncognitoSearch
 from kanonym.search.minimal import MinimalSearch
+from kanonym.search.optimal import OptimalSearch
 from kanonym.search.policies import DEFAULT_POLICY, POLICIES, rank
 from kanonym.search.samarati import SamaratiSearch
 
 ALGORITHMS: dict[str, SearchAlgorithm] = {
+    "optimal": OptimalSearch(),
+    "incognito": IncognitoSearch(),
     "minimal": MinimalSearch(),
     "samarati": SamaratiSearch(),
 }
-DEFAULT_ALGORITHM = "minimal"
+DEFAULT_ALGORITHM = "optimal"
 
 __all__ = [
     "ALGORITHMS",
     "DEFAULT_ALGORITHM",
     "DEFAULT_POLICY",
     "POLICIES",
+    "IncognitoSearch",
     "MinimalSearch",
     "NodeClasses",
     "NodeEvaluation",
     "NodeEvaluator",
+    "OptimalSearch",
+    "Progress",
     "SamaratiSearch",
     "SearchAlgorithm",
+    "SearchControl",
     "SearchOutcome",
     "rank",
     "run_search",

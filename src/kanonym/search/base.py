@@ -1,25 +1,73 @@
 """The one interface every search algorithm implements, and the shared driver.
 
-A search receives the lattice and a node evaluator (which knows the models and
-the suppression limit) and returns the nodes it proposes as solutions. The
-driver checks that the models meet the algorithm's assumptions, ranks the
-solutions by the preference policy, and counts the nodes checked.
+A search receives the lattice, a node evaluator (which knows the models, the
+suppression limit and, for optimal searches, the utility metric) and a
+:class:`SearchControl` (deadline, progress). It returns the nodes it proposes.
+The driver checks that the models and metric meet the algorithm's assumptions,
+ranks the solutions (by policy, or by score with ties to the smallest vector),
+and counts the nodes checked.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from kanonym.errors import InputError
 from kanonym.lattice import Lattice
+from kanonym.metrics import UtilityMetric
 from kanonym.search.evaluation import NodeEvaluation, NodeEvaluator
 from kanonym.search.policies import rank
 
 # Searches here keep one status byte and the levels of every node in memory;
 # beyond this many nodes a full-lattice search is not the right tool.
 MAX_LATTICE_SIZE = 5_000_000
+
+
+@dataclass(frozen=True)
+class Progress:
+    """A progress report: nodes checked so far, lattice size, best score so far."""
+
+    checked: int
+    lattice_size: int
+    best_score: float | None
+
+
+@dataclass
+class SearchControl:
+    """Deadline and progress reporting for one search.
+
+    Attributes:
+        deadline: ``time.perf_counter()`` value after which a search stops and
+            returns the best it has (``None``: no limit).
+        on_progress: called now and then with a :class:`Progress`.
+        timed_out: set by the search when it stopped at the deadline.
+    """
+
+    deadline: float | None = None
+    on_progress: Callable[[Progress], None] | None = None
+    timed_out: bool = field(default=False)
+
+    @classmethod
+    def with_time_limit(
+        cls, seconds: float | None, on_progress: Callable[[Progress], None] | None = None
+    ) -> SearchControl:
+        """A control whose deadline is ``seconds`` from now (or none)."""
+        deadline = None if seconds is None else time.perf_counter() + seconds
+        return cls(deadline=deadline, on_progress=on_progress)
+
+    def expired(self) -> bool:
+        """Whether the deadline has passed (and remember that it did)."""
+        if self.deadline is not None and time.perf_counter() > self.deadline:
+            self.timed_out = True
+        return self.timed_out
+
+    def report(self, checked: int, lattice_size: int, best_score: float | None) -> None:
+        """Forward progress to the callback, if any."""
+        if self.on_progress is not None:
+            self.on_progress(Progress(checked, lattice_size, best_score))
 
 
 class SearchAlgorithm(Protocol):
@@ -30,7 +78,14 @@ class SearchAlgorithm(Protocol):
         """The name used on the command line, e.g. ``"minimal"``."""
         ...
 
-    def solutions(self, lattice: Lattice, evaluator: NodeEvaluator) -> list[NodeEvaluation]:
+    @property
+    def uses_metric(self) -> bool:
+        """True for optimizing searches (ranked by a metric), False for policy-ranked ones."""
+        ...
+
+    def solutions(
+        self, lattice: Lattice, evaluator: NodeEvaluator, control: SearchControl
+    ) -> list[NodeEvaluation]:
         """Satisfying nodes this algorithm proposes (any order)."""
         ...
 
@@ -40,14 +95,16 @@ class SearchOutcome:
     """What a search found.
 
     Attributes:
-        solutions: proposed nodes, best first by the preference policy.
+        solutions: proposed nodes, best first.
         nodes_checked: distinct nodes whose classes were computed.
         algorithm: the algorithm's name.
+        proven_optimal: False when the search stopped at its deadline.
     """
 
     solutions: tuple[NodeEvaluation, ...]
     nodes_checked: int
     algorithm: str
+    proven_optimal: bool = True
 
     @property
     def best(self) -> NodeEvaluation:
@@ -56,9 +113,19 @@ class SearchOutcome:
 
 
 def run_search(
-    algorithm: SearchAlgorithm, evaluator: NodeEvaluator, *, policy: str
+    algorithm: SearchAlgorithm,
+    evaluator: NodeEvaluator,
+    *,
+    policy: str | None = None,
+    metric: UtilityMetric | None = None,
+    control: SearchControl | None = None,
 ) -> SearchOutcome:
-    """Run ``algorithm`` and rank its solutions by ``policy``."""
+    """Run ``algorithm``; rank by ``policy`` (minimal, samarati) or ``metric`` (optimal)."""
+    control = control or SearchControl()
+    if algorithm.uses_metric and metric is None:
+        raise InputError(f"algorithm '{algorithm.name}' needs a utility metric")
+    if not algorithm.uses_metric and policy is None:
+        raise InputError(f"algorithm '{algorithm.name}' needs a preference policy")
     _require_monotone(evaluator)
     lattice = Lattice(evaluator.encoded.heights)
     if lattice.size > MAX_LATTICE_SIZE:
@@ -67,21 +134,30 @@ def run_search(
             f"{MAX_LATTICE_SIZE:,} a full search handles; use fewer quasi-identifiers "
             "or shorter hierarchies"
         )
-    found = algorithm.solutions(lattice, evaluator)
+    evaluator.use_metric(metric)
+    found = algorithm.solutions(lattice, evaluator, control)
     if not found:
+        if control.timed_out:
+            raise InputError("the time limit passed before any solution was found")
         raise InputError(
             "no generalization satisfies the privacy models within the suppression limit"
         )
+    if algorithm.uses_metric:
+        ranked = sorted(found, key=lambda e: (e.score, e.node))
+    else:
+        assert policy is not None
+        ranked = rank(found, policy, lattice.heights)
     return SearchOutcome(
-        solutions=tuple(rank(found, policy, lattice.heights)),
+        solutions=tuple(ranked),
         nodes_checked=evaluator.checks,
         algorithm=algorithm.name,
+        proven_optimal=not control.timed_out,
     )
 
 
 def _require_monotone(evaluator: NodeEvaluator) -> None:
     suppressing = evaluator.max_suppressed_rows > 0
-    broken: Sequence[str] = [
+    broken = [
         m.name
         for m in evaluator.models
         if not (m.monotone_with_suppression if suppressing else m.monotone_without_suppression)

@@ -30,6 +30,7 @@ import numpy.typing as npt
 
 from kanonym.encode import EncodedTable, FrequencySet, pack_codes
 from kanonym.lattice import Node
+from kanonym.metrics import ClassView, UtilityMetric
 from kanonym.models import ClassStatistics, PrivacyModel
 
 IntArray = npt.NDArray[np.int64]
@@ -49,12 +50,17 @@ class NodeEvaluation:
             suppression).
         released_classes: classes that satisfy every model (kept).
         satisfied: whether ``suppressed_rows`` is within the limit.
+        score: the utility metric's value, when the evaluator has a metric.
+        bound: a lower bound the metric derives for every generalization of
+            the node (see ``UtilityMetric.inherited_bound``), if any.
     """
 
     node: Node
     suppressed_rows: int
     released_classes: int
     satisfied: bool
+    score: float | None = None
+    bound: float | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -76,8 +82,11 @@ class NodeEvaluator:
     """Evaluates nodes against models with a suppression limit, caching outcomes.
 
     ``checks`` counts distinct nodes actually computed, the figure searches
-    report as "nodes checked".
+    report as "nodes checked". When ``metric`` is set, every evaluation also
+    carries the metric's score for the node.
     """
+
+    metric: UtilityMetric | None
 
     def __init__(
         self,
@@ -94,6 +103,7 @@ class NodeEvaluator:
             encoded.row_code_matrix(), tuple(a.cardinality(0) for a in encoded.attributes)
         )
         self.checks = 0
+        self.metric = None
         self._cache: dict[Node, NodeEvaluation] = {}
         # Each tuple's code at every level of every attribute, computed once and
         # stored contiguously: a node check then only packs and counts.
@@ -145,20 +155,41 @@ class NodeEvaluator:
         _, inverse = np.unique(keys, return_inverse=True)
         return np.bincount(inverse.reshape(-1), weights=counts).astype(np.int64)
 
+    def evaluated(self) -> list[NodeEvaluation]:
+        """Every node evaluated so far."""
+        return list(self._cache.values())
+
+    def use_metric(self, metric: UtilityMetric | None) -> None:
+        """Score every later evaluation with ``metric`` (clears the cache)."""
+        if metric is not self.metric:
+            self.metric = metric
+            self._cache.clear()
+
+    def view(self, node: Node) -> ClassView:
+        """The classes of ``node`` as metrics see them."""
+        classes = self.classes(node)
+        return ClassView(classes.sizes, classes.satisfied, classes.tuple_class)
+
     def evaluate(self, node: Node) -> NodeEvaluation:
         """Check ``node`` (once; later calls hit the cache)."""
         cached = self._cache.get(node)
         if cached is not None:
             return cached
         self.checks += 1
-        sizes = self._class_sizes(node)
-        satisfied = self._satisfied(sizes)
-        suppressed = int(sizes[~satisfied].sum())
+        metric = self.metric
+        if metric is not None and metric.needs_tuple_classes:
+            view = self.view(node)
+        else:
+            sizes = self._class_sizes(node)
+            view = ClassView(sizes, self._satisfied(sizes))
+        suppressed = view.suppressed_rows
         evaluation = NodeEvaluation(
             node=node,
             suppressed_rows=suppressed,
-            released_classes=int(np.count_nonzero(satisfied)),
+            released_classes=int(np.count_nonzero(view.satisfied)),
             satisfied=suppressed <= self.max_suppressed_rows,
+            score=None if metric is None else metric.score(node, view),
+            bound=None if metric is None else metric.inherited_bound(view),
         )
         self._cache[node] = evaluation
         return evaluation

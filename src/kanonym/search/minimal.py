@@ -24,7 +24,8 @@ Example:
     >>> h = Hierarchy("x", (("a", "b"), ("*", "*")))
     >>> enc = encode(pl.DataFrame({"x": ["a", "a", "b"]}), {"x": h})
     >>> ev = NodeEvaluator(enc, [KAnonymity(k=2)], max_suppressed_rows=0)
-    >>> [e.node for e in MinimalSearch().solutions(Lattice((1,)), ev)]
+    >>> from kanonym.search.base import SearchControl
+    >>> [e.node for e in MinimalSearch().solutions(Lattice((1,)), ev, SearchControl())]
     [(1,)]
 """
 
@@ -34,6 +35,7 @@ import numpy as np
 
 from kanonym.lattice import Lattice, Node, NodeStatus
 from kanonym.lattice.status import SATISFIED, UNKNOWN
+from kanonym.search.base import SearchControl
 from kanonym.search.evaluation import NodeEvaluation, NodeEvaluator
 
 
@@ -81,7 +83,11 @@ class MinimalSearch:
 
     name = "minimal"
 
-    def solutions(self, lattice: Lattice, evaluator: NodeEvaluator) -> list[NodeEvaluation]:
+    uses_metric = False
+
+    def solutions(
+        self, lattice: Lattice, evaluator: NodeEvaluator, control: SearchControl
+    ) -> list[NodeEvaluation]:
         """The minimal satisfying nodes, each evaluated."""
         status = decide_all(lattice, evaluator)
         assert not np.any(status.values == UNKNOWN)

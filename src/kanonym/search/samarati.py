@@ -19,13 +19,15 @@ Example:
     >>> h = Hierarchy("x", (("a", "b"), ("*", "*")))
     >>> enc = encode(pl.DataFrame({"x": ["a", "a", "b"]}), {"x": h})
     >>> ev = NodeEvaluator(enc, [KAnonymity(k=2)], max_suppressed_rows=1)
-    >>> [e.node for e in SamaratiSearch().solutions(Lattice((1,)), ev)]
+    >>> from kanonym.search.base import SearchControl
+    >>> [e.node for e in SamaratiSearch().solutions(Lattice((1,)), ev, SearchControl())]
     [(0,)]
 """
 
 from __future__ import annotations
 
 from kanonym.lattice import Lattice, NodeStatus
+from kanonym.search.base import SearchControl
 from kanonym.search.evaluation import NodeEvaluation, NodeEvaluator
 from kanonym.search.minimal import decide
 
@@ -35,7 +37,11 @@ class SamaratiSearch:
 
     name = "samarati"
 
-    def solutions(self, lattice: Lattice, evaluator: NodeEvaluator) -> list[NodeEvaluation]:
+    uses_metric = False
+
+    def solutions(
+        self, lattice: Lattice, evaluator: NodeEvaluator, control: SearchControl
+    ) -> list[NodeEvaluation]:
         """All satisfying nodes of the lowest satisfying height."""
         status = NodeStatus(lattice)
 

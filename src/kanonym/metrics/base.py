@@ -1,0 +1,124 @@
+"""The protocol every utility metric implements, and what metrics may read.
+
+A utility metric scores a generalization: lower is better (information loss).
+Searches use three things from a metric:
+
+* ``score``: the exact value for a checked node, from its classes;
+* ``node_bounds``: optionally, a lower bound for every node of the lattice at
+  once, computed from the levels alone, that never decreases under
+  generalization (so a node whose bound exceeds the best score found can be
+  skipped together with all its generalizations);
+* ``inherited_bound``: optionally, a value computed from a checked node's
+  classes that bounds from below the score of every generalization of it.
+
+Each metric also declares whether it is *monotone*: whether generalizing never
+lowers the score, with and without tuple suppression. For a monotone metric the
+optimum is always a minimal satisfying node, which lets searches stop early.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from kanonym.encode import EncodedTable, FrequencySet
+from kanonym.lattice import Node
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True, eq=False)
+class ClassView:
+    """The classes of one node, as a metric sees them.
+
+    Attributes:
+        sizes: rows per equivalence class (suppressed classes included).
+        satisfied: per class, whether it satisfies the privacy models (is kept).
+        tuple_class: class of each frequency-set tuple; only filled for metrics
+            whose ``needs_tuple_classes`` is true, else ``None``.
+    """
+
+    sizes: IntArray
+    satisfied: npt.NDArray[np.bool_]
+    tuple_class: IntArray | None = None
+
+    @property
+    def suppressed_rows(self) -> int:
+        """Rows in classes that fail the models."""
+        return int(self.sizes[~self.satisfied].sum())
+
+
+@dataclass(frozen=True, eq=False)
+class MetricContext:
+    """What a metric may precompute from.
+
+    Attributes:
+        encoded: the encoded quasi-identifiers (hierarchies, per-row codes).
+        frequency_set: distinct tuples and counts.
+        k: the k of the job (for C_AVG).
+        weights: one weight per quasi-identifier, in order (default all 1).
+    """
+
+    encoded: EncodedTable
+    frequency_set: FrequencySet
+    k: int = 1
+    weights: tuple[float, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        if not self.weights:
+            object.__setattr__(self, "weights", (1.0,) * len(self.encoded.attributes))
+        if len(self.weights) != len(self.encoded.attributes):
+            raise ValueError("one weight per quasi-identifier is needed")
+
+    @property
+    def n_rows(self) -> int:
+        """Rows of the input table."""
+        return self.encoded.n_rows
+
+    def level_counts(self, attribute: int, level: int) -> IntArray:
+        """Rows per generalized value of ``attribute`` at ``level`` (by dense code)."""
+        a = self.encoded.attributes[attribute]
+        leaf_counts = np.bincount(a.row_codes, minlength=a.cardinality(0))
+        return np.bincount(
+            a.level_maps[level], weights=leaf_counts, minlength=a.cardinality(level)
+        ).astype(np.int64)
+
+
+class UtilityMetric(Protocol):
+    """A utility metric bound to one dataset (see module docstring)."""
+
+    @property
+    def name(self) -> str:
+        """The name used on the command line and in reports, e.g. ``"dm-star"``."""
+        ...
+
+    @property
+    def monotone_with_suppression(self) -> bool:
+        """Generalizing never lowers the score when failing classes are suppressed."""
+        ...
+
+    @property
+    def monotone_without_suppression(self) -> bool:
+        """Generalizing never lowers the score when nothing is suppressed."""
+        ...
+
+    @property
+    def needs_tuple_classes(self) -> bool:
+        """Whether :meth:`score` reads ``ClassView.tuple_class``."""
+        ...
+
+    def node_bounds(self, levels: npt.NDArray[np.int16]) -> FloatArray | None:
+        """Lower bounds for the nodes whose levels are the rows of ``levels``, or None."""
+        ...
+
+    def inherited_bound(self, classes: ClassView) -> float | None:
+        """A lower bound on the score of every generalization of the node, or None."""
+        ...
+
+    def score(self, node: Node, classes: ClassView) -> float:
+        """The metric's value for ``node`` (lower is better)."""
+        ...

@@ -1,0 +1,322 @@
+"""Utility metrics for choosing among anonymizations (lower is better).
+
+Each class states its formula and source. All are bound to one dataset through
+a :class:`~kanonym.metrics.base.MetricContext`; per-attribute tables are
+precomputed once so that scoring a node costs a few array operations.
+
+Example:
+    >>> import polars as pl
+    >>> from kanonym.hierarchy import Hierarchy
+    >>> from kanonym.encode import encode, FrequencySet
+    >>> from kanonym.metrics.base import MetricContext, ClassView
+    >>> h = Hierarchy("x", (("a", "b"), ("*", "*")))
+    >>> enc = encode(pl.DataFrame({"x": ["a", "a", "b"]}), {"x": h})
+    >>> fs = FrequencySet.from_codes(enc.row_code_matrix())
+    >>> ctx = MetricContext(encoded=enc, frequency_set=fs)
+    >>> import numpy as np
+    >>> DiscernibilityStar(ctx).score((1,), ClassView(np.array([3]), np.array([True])))
+    9.0
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import numpy.typing as npt
+
+from kanonym.lattice import Node
+from kanonym.metrics.base import ClassView, FloatArray, MetricContext
+
+
+def _per_level_sums(
+    tables: list[list[float]], weights: tuple[float, ...], levels: npt.NDArray[np.int16]
+) -> FloatArray:
+    """Sum over attributes of ``weights[a] * tables[a][level_a]`` for every row of ``levels``."""
+    total = np.zeros(levels.shape[0], dtype=np.float64)
+    for a, table in enumerate(tables):
+        total += weights[a] * np.asarray(table, dtype=np.float64)[levels[:, a]]
+    return total
+
+
+class DiscernibilityStar:
+    """DM*: the sum of squared sizes of all classes, suppressed rows counted in their classes.
+
+    ``DM* = sum over every equivalence class E of |E|^2``. This is ARX's
+    monotonic variant of the discernibility metric (Bayardo & Agrawal 2005,
+    "Data privacy through optimal k-anonymization"; Kohlmayer et al. 2012,
+    "Flash"), monotone with and without suppression because merging classes
+    only grows the sum of squares. Its value at a node bounds from below its
+    value at every generalization.
+    """
+
+    name = "dm-star"
+    monotone_with_suppression = True
+    monotone_without_suppression = True
+    needs_tuple_classes = False
+
+    def __init__(self, context: MetricContext) -> None:
+        self.context = context
+
+    def node_bounds(self, levels: npt.NDArray[np.int16]) -> FloatArray | None:
+        """None: DM* needs the classes."""
+        return None
+
+    def inherited_bound(self, classes: ClassView) -> float | None:
+        """DM* itself, since it is monotone."""
+        return self.score((), classes)
+
+    def score(self, node: Node, classes: ClassView) -> float:
+        """``sum(|E|^2)`` over all classes."""
+        sizes = classes.sizes.astype(np.float64)
+        return float(np.dot(sizes, sizes))
+
+
+class Discernibility:
+    """DM (Bayardo & Agrawal 2005): released rows cost their class size, suppressed rows n.
+
+    ``DM = sum over released classes E of |E|^2 + n * (suppressed rows)``.
+    Not monotone with suppression (generalizing can release suppressed rows
+    into large classes, or keep them suppressed); monotone without. Because a
+    suppressed class of s < k <= n rows costs n*s >= s^2, DM >= DM*, so the
+    DM* of a checked node bounds the DM of all its generalizations.
+    """
+
+    name = "dm"
+    monotone_with_suppression = False
+    monotone_without_suppression = True
+    needs_tuple_classes = False
+
+    def __init__(self, context: MetricContext) -> None:
+        self.context = context
+
+    def node_bounds(self, levels: npt.NDArray[np.int16]) -> FloatArray | None:
+        """None: DM needs the classes."""
+        return None
+
+    def inherited_bound(self, classes: ClassView) -> float | None:
+        """DM* of the node, a lower bound on DM of every generalization."""
+        sizes = classes.sizes.astype(np.float64)
+        return float(np.dot(sizes, sizes))
+
+    def score(self, node: Node, classes: ClassView) -> float:
+        """``sum(|E|^2 for kept E) + n * suppressed``."""
+        kept = classes.sizes[classes.satisfied].astype(np.float64)
+        return float(np.dot(kept, kept)) + self.context.n_rows * classes.suppressed_rows
+
+
+class NonUniformEntropy:
+    """Non-uniform entropy (Gionis & Tassa 2009; ARX's precomputed entropy metric).
+
+    For each quasi-identifier and each original value v,
+    ``cnt(v) * log2(cnt(g(v)) / cnt(v))``, summed, where g(v) is v generalized
+    to the node's level and counts are over the whole input (suppression does
+    not change it). It depends on the levels alone, so it is its own exact,
+    monotone lower bound. Attribute weights multiply each attribute's part.
+    """
+
+    name = "entropy"
+    monotone_with_suppression = True
+    monotone_without_suppression = True
+    needs_tuple_classes = False
+
+    def __init__(self, context: MetricContext) -> None:
+        self.context = context
+        self.tables: list[list[float]] = []
+        for a, attribute in enumerate(context.encoded.attributes):
+            leaf = context.level_counts(a, 0).astype(np.float64)
+            per_level = []
+            for level in range(attribute.height + 1):
+                generalized = context.level_counts(a, level).astype(np.float64)
+                ratio = generalized[attribute.level_maps[level]] / leaf
+                # Values absent from the data (count 0) cannot occur: codes are dense.
+                per_level.append(float(np.sum(leaf * np.log2(ratio))))
+            self.tables.append(per_level)
+
+    def node_bounds(self, levels: npt.NDArray[np.int16]) -> FloatArray | None:
+        """The exact entropy of every node."""
+        return _per_level_sums(self.tables, self.context.weights, levels)
+
+    def inherited_bound(self, classes: ClassView) -> float | None:
+        """None: the node bound is already exact."""
+        return None
+
+    def score(self, node: Node, classes: ClassView) -> float:
+        """Sum over attributes of the precomputed entropy at the node's level."""
+        return math.fsum(
+            w * t[level]
+            for w, t, level in zip(self.context.weights, self.tables, node, strict=True)
+        )
+
+
+class Loss:
+    """Iyengar's loss metric LM (Iyengar 2002, "Transforming data to satisfy privacy constraints").
+
+    A cell generalized to a value covering M_g of the M distinct values the
+    column has in the data costs ``(M_g - 1) / (M - 1)`` (0 when M = 1); a
+    suppressed cell costs 1. LM is the weighted mean over all cells, in [0, 1].
+    Not monotone with suppression; monotone without. Its generalization part
+    over all rows, suppressed or not, is a monotone lower bound (a suppressed
+    cell's cost of 1 is at least its generalization cost).
+    """
+
+    name = "loss"
+    monotone_with_suppression = False
+    monotone_without_suppression = True
+    needs_tuple_classes = True
+
+    def __init__(self, context: MetricContext) -> None:
+        self.context = context
+        fs = context.frequency_set
+        self.total_weight = float(sum(context.weights))
+        self.cell_loss: list[list[FloatArray]] = []  # [attribute][level] -> loss per tuple
+        self.tables: list[list[float]] = []
+        for a, attribute in enumerate(context.encoded.attributes):
+            distinct = attribute.cardinality(0)
+            per_tuple_levels = []
+            per_level_total = []
+            for level in range(attribute.height + 1):
+                leaves_under = np.bincount(
+                    attribute.level_maps[level], minlength=attribute.cardinality(level)
+                )
+                value_loss = (
+                    (leaves_under - 1) / (distinct - 1)
+                    if distinct > 1
+                    else np.zeros(len(leaves_under))
+                )
+                per_tuple = value_loss[attribute.level_maps[level][fs.codes[:, a]]].astype(
+                    np.float64
+                )
+                per_tuple_levels.append(per_tuple)
+                per_level_total.append(float(np.dot(per_tuple, fs.counts)))
+            self.cell_loss.append(per_tuple_levels)
+            self.tables.append(per_level_total)
+
+    def _normalizer(self) -> float:
+        return self.context.n_rows * self.total_weight
+
+    def node_bounds(self, levels: npt.NDArray[np.int16]) -> FloatArray | None:
+        """Generalization loss of all rows, as if none were suppressed."""
+        if not self.total_weight:
+            return np.zeros(levels.shape[0])
+        return _per_level_sums(self.tables, self.context.weights, levels) / self._normalizer()
+
+    def inherited_bound(self, classes: ClassView) -> float | None:
+        """None: the node bound serves."""
+        return None
+
+    def score(self, node: Node, classes: ClassView) -> float:
+        """Weighted mean cell loss, suppressed cells costing 1."""
+        if not self.total_weight:
+            return 0.0
+        assert classes.tuple_class is not None, "loss needs tuple classes"
+        fs = self.context.frequency_set
+        kept = classes.satisfied[classes.tuple_class]
+        kept_counts = np.where(kept, fs.counts, 0).astype(np.float64)
+        total = 0.0
+        for w, per_level, level in zip(self.context.weights, self.cell_loss, node, strict=True):
+            total += w * float(np.dot(per_level[level], kept_counts))
+        total += self.total_weight * classes.suppressed_rows
+        return total / self._normalizer()
+
+
+class Precision:
+    """Precision loss, ``1 - Prec`` (Sweeney 2002, "Achieving k-anonymity privacy protection").
+
+    ``1 - Prec = (sum over QIs of w_a * level_a / height_a) / sum(w_a)``;
+    suppression is not counted. It depends on the levels alone and is
+    monotone. Reports show ``precision`` itself (1 minus this score).
+    """
+
+    name = "precision"
+    monotone_with_suppression = True
+    monotone_without_suppression = True
+    needs_tuple_classes = False
+
+    def __init__(self, context: MetricContext) -> None:
+        self.context = context
+        total = float(sum(context.weights))
+        self.tables = [
+            [
+                level / a.height / total if a.height and total else 0.0
+                for level in range(a.height + 1)
+            ]
+            for a in context.encoded.attributes
+        ]
+
+    def node_bounds(self, levels: npt.NDArray[np.int16]) -> FloatArray | None:
+        """The exact score of every node."""
+        return _per_level_sums(self.tables, self.context.weights, levels)
+
+    def inherited_bound(self, classes: ClassView) -> float | None:
+        """None: the node bound is exact."""
+        return None
+
+    def score(self, node: Node, classes: ClassView) -> float:
+        """Weighted mean relative level."""
+        return math.fsum(
+            w * t[level]
+            for w, t, level in zip(self.context.weights, self.tables, node, strict=True)
+        )
+
+
+class AverageClassSize:
+    """C_AVG, the normalized average equivalence-class size (LeFevre, DeWitt & Ramakrishnan 2006).
+
+    ``C_AVG = (released rows / released classes) / k``; infinite when nothing is
+    released. Not monotone with suppression (generalizing can release more
+    rows); monotone without (classes only merge).
+    """
+
+    name = "aecs"
+    monotone_with_suppression = False
+    monotone_without_suppression = True
+    needs_tuple_classes = False
+
+    def __init__(self, context: MetricContext) -> None:
+        self.context = context
+
+    def node_bounds(self, levels: npt.NDArray[np.int16]) -> FloatArray | None:
+        """None: C_AVG needs the classes."""
+        return None
+
+    def inherited_bound(self, classes: ClassView) -> float | None:
+        """None."""
+        return None
+
+    def score(self, node: Node, classes: ClassView) -> float:
+        """Released rows per released class, over k."""
+        kept = classes.sizes[classes.satisfied]
+        if not len(kept):
+            return math.inf
+        return float(kept.sum()) / len(kept) / self.context.k
+
+
+class Height:
+    """Generalization height: the weighted sum of levels (Samarati 2001's absolute distance).
+
+    Depends on the levels alone; monotone.
+    """
+
+    name = "height"
+    monotone_with_suppression = True
+    monotone_without_suppression = True
+    needs_tuple_classes = False
+
+    def __init__(self, context: MetricContext) -> None:
+        self.context = context
+        self.tables = [
+            [float(level) for level in range(a.height + 1)] for a in context.encoded.attributes
+        ]
+
+    def node_bounds(self, levels: npt.NDArray[np.int16]) -> FloatArray | None:
+        """The exact height of every node."""
+        return _per_level_sums(self.tables, self.context.weights, levels)
+
+    def inherited_bound(self, classes: ClassView) -> float | None:
+        """None: the node bound is exact."""
+        return None
+
+    def score(self, node: Node, classes: ClassView) -> float:
+        """Weighted sum of levels."""
+        return math.fsum(w * level for w, level in zip(self.context.weights, node, strict=True))

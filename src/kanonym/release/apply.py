@@ -1,0 +1,344 @@
+"""Re-apply a recorded transformation to a new batch: fit once, transform many.
+
+A release report records everything needed to repeat its release on another
+table of the same schema: the quasi-identifiers and their hierarchies, the
+chosen generalization (one level per quasi-identifier), k, the suppression
+limit and the column roles. :func:`apply_transformation` generalizes a new
+batch at exactly those levels, suppresses the rows of classes smaller than k
+(minimal required suppression, Samarati & Sweeney 1998), shuffles, and re-checks
+the result independently, as :func:`~kanonym.release.anonymize` does, but
+without searching: when the recorded levels need more suppression on the new
+batch than the limit allows, it raises :class:`StaleTransformationError`
+instead of choosing other levels, so every batch is released the same way.
+
+Example:
+    >>> import polars as pl
+    >>> from kanonym.release import anonymize
+    >>> fitted = anonymize(pl.DataFrame({"age": ["31", "34", "36", "38"]}),
+    ...                    quasi_identifiers={"age": "interval:5,10"}, k=2, seed=1)
+    >>> applied = apply_transformation(pl.DataFrame({"age": ["40", "41", "45", "47"]}),
+    ...                                fitted.report(), seed=1)
+    >>> applied.transformation, sorted(applied.table["age"].to_list())
+    ({'age': 1}, ['40-44', '40-44', '45-49', '45-49'])
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+import polars as pl
+
+from kanonym.config import AnonymizationConfig, SuppressionLimit
+from kanonym.encode import encode
+from kanonym.errors import InputError, VerificationError
+from kanonym.io import load
+from kanonym.metrics import MetricContext
+from kanonym.models import KAnonymity
+from kanonym.release.pipeline import Result, _declare, _solution
+from kanonym.report import SCHEMA_VERSION
+from kanonym.search import NodeEvaluator
+from kanonym.transform import generalize, kept_rows
+from kanonym.verify import verify_release
+
+if TYPE_CHECKING:
+    import pandas
+
+_MAPPING_SOURCE = "<Mapping>"
+
+# What apply needs; reports also name the search's metric, policy and time limit,
+# read when present (either may be null: a search uses a metric or a policy).
+_REQUIRED_KEYS = (
+    "schema_version",
+    "quasi_identifiers",
+    "hierarchies",
+    "transformation",
+    "k",
+    "identifying",
+    "sensitive",
+    "suppression_limit",
+    "algorithm",
+)
+
+
+class StaleTransformationError(VerificationError):
+    """The recorded transformation no longer satisfies the models on a new batch.
+
+    More rows would have to be suppressed than the report's limit allows; the
+    batch needs a new search (``kanonym anonymize``). Nothing was written.
+    """
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class AppliedResult(Result):
+    """A :class:`~kanonym.release.Result` made by re-applying a report.
+
+    Its report has one more key, ``applied_from``: the source report's path
+    (``<Mapping>`` when it was given as a mapping).
+    """
+
+    applied_from: str
+
+    def report(self) -> dict[str, object]:
+        """The release report (``schema_version`` 1) plus ``applied_from``."""
+        return {**super().report(), "applied_from": self.applied_from}
+
+
+@dataclass(frozen=True)
+class _Recipe:
+    """What a report records about its release, checked.
+
+    ``config`` holds the report's hierarchy sources as parsed specs (ARX files
+    loaded, builders not yet built); ``levels`` and ``heights`` follow the
+    quasi-identifier order.
+    """
+
+    config: AnonymizationConfig
+    levels: tuple[int, ...]
+    heights: tuple[int, ...]
+
+
+def _read_report(report: str | Path) -> object:
+    path = Path(report)
+    try:
+        return json.loads(path.read_bytes())
+    except FileNotFoundError:
+        raise InputError(f"{report}: report file not found") from None
+    except OSError as error:
+        raise InputError(f"{report}: cannot read report ({error.strerror})") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise InputError(f"{report}: not a JSON report ({error})") from None
+
+
+def _object(document: Mapping[str, object], key: str, where: str) -> Mapping[str, object]:
+    value = document[key]
+    if not isinstance(value, Mapping):
+        raise InputError(f"{where}: '{key}' must be an object, got {value!r}")
+    return value
+
+
+def _text(document: Mapping[str, object], key: str, where: str) -> str:
+    value = document[key]
+    if not isinstance(value, str):
+        raise InputError(f"{where}: '{key}' must be a string, got {value!r}")
+    return value
+
+
+def _optional_text(document: Mapping[str, object], key: str, where: str) -> str | None:
+    return None if document.get(key) is None else _text(document, key, where)
+
+
+def _name_list(document: Mapping[str, object], key: str, where: str) -> tuple[str, ...]:
+    value = document[key]
+    if not isinstance(value, list) or not all(isinstance(name, str) for name in value):
+        raise InputError(f"{where}: '{key}' must be a list of column names, got {value!r}")
+    if len(set(value)) != len(value):
+        raise InputError(f"{where}: '{key}' names a column twice: {value}")
+    return tuple(value)
+
+
+def _level(value: object, key: str, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InputError(f"{where}: '{key}' must be a whole number >= 0, got {value!r}")
+    return value
+
+
+def _recipe(document: object, *, where: str, base_dir: Path | None, seed: int | None) -> _Recipe:
+    """Check a parsed report and turn it into a config plus the recorded node."""
+    if not isinstance(document, Mapping):
+        raise InputError(f"{where}: a report is a JSON object, got {type(document).__name__}")
+    missing = [key for key in _REQUIRED_KEYS if key not in document]
+    if missing:
+        raise InputError(f"{where}: not a kanonym report, missing key(s) {missing}")
+    version = document["schema_version"]
+    # type() rather than isinstance: true and 1.0 compare equal to 1 in Python.
+    if type(version) is not int or version != SCHEMA_VERSION:
+        raise InputError(
+            f"{where}: schema_version {version!r} is not supported; expected {SCHEMA_VERSION}"
+        )
+    names = _name_list(document, "quasi_identifiers", where)
+    hierarchies = _object(document, "hierarchies", where)
+    transformation = _object(document, "transformation", where)
+    if set(transformation) != set(names):
+        raise InputError(
+            f"{where}: 'transformation' has levels for {sorted(transformation)}, "
+            f"but the quasi-identifiers are {list(names)}"
+        )
+    sources: dict[str, str] = {}
+    levels, heights = [], []
+    for name in names:
+        entry = hierarchies.get(name)
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("source"), str):
+            raise InputError(f"{where}: 'hierarchies' needs a 'source' string for '{name}'")
+        height = _level(entry.get("height"), f"hierarchies.{name}.height", where)
+        level = _level(transformation[name], f"transformation.{name}", where)
+        if level > height:
+            raise InputError(
+                f"{where}: level {level} of '{name}' is above its hierarchy's height {height}"
+            )
+        sources[name] = entry["source"]
+        levels.append(level)
+        heights.append(height)
+    limit = _object(document, "suppression_limit", where)
+    try:
+        # AnonymizationConfig and SuppressionLimit check the types of k, fraction,
+        # rows and time_limit themselves; the casts only tell mypy what they accept.
+        config = AnonymizationConfig(
+            quasi_identifiers=sources,
+            k=cast(int, document["k"]),
+            identifying=_name_list(document, "identifying", where),
+            sensitive=_name_list(document, "sensitive", where),
+            suppression=SuppressionLimit(
+                fraction=cast(float | None, limit.get("fraction")),
+                rows=cast(int | None, limit.get("rows")),
+            ),
+            algorithm=_text(document, "algorithm", where),
+            metric=_optional_text(document, "metric", where),
+            policy=_optional_text(document, "policy", where),
+            time_limit=cast(float | None, document.get("time_limit")),
+            seed=seed,
+            base_dir=base_dir,
+        )
+    except InputError as error:
+        # Name the report: "k must be ..." alone would not say where k came from.
+        # The class is kept so that a malformed hierarchy file stays a HierarchyError.
+        raise type(error)(f"{where}: {error}") from None
+    return _Recipe(config=config, levels=tuple(levels), heights=tuple(heights))
+
+
+def apply_transformation(
+    data: str | Path | pl.DataFrame | pandas.DataFrame,
+    report: str | Path | Mapping[str, object],
+    *,
+    seed: int | None = None,
+    delimiter: str | None = None,
+    base_dir: str | Path | None = None,
+) -> AppliedResult:
+    """Release ``data`` exactly as the release that ``report`` describes.
+
+    ``report`` is a report file written by ``kanonym anonymize`` (or
+    :meth:`Result.write`) or the mapping :meth:`Result.report` returns. Its
+    hierarchy sources are reused: ARX files are read again (relative paths from
+    ``base_dir``, by default the report file's folder, or the working
+    directory for a mapping) and builder specs such as ``interval:5,10`` are
+    rebuilt on the values of ``data``. Each quasi-identifier is generalized to
+    its recorded level; rows of classes smaller than k are suppressed; the
+    rows are shuffled with ``seed`` (drawn from the OS when None) and the
+    release is re-checked independently. The suppression limit applies to the
+    new batch: a fraction is taken of its rows.
+
+    Raises:
+        StaleTransformationError: the recorded levels need more suppression on
+            ``data`` than the limit allows (a new search is due).
+        InputError: the report is malformed (not JSON, a key missing or
+            ill-typed, ``schema_version`` not 1), a column is missing, a value
+            is absent from an ARX hierarchy, or a rebuilt hierarchy's height
+            differs from the recorded one.
+
+    Example:
+        >>> import polars as pl
+        >>> report = {"schema_version": 1, "quasi_identifiers": ["zip"],
+        ...           "hierarchies": {"zip": {"source": "mask", "height": 5}},
+        ...           "transformation": {"zip": 2}, "k": 2, "identifying": [],
+        ...           "sensitive": [], "suppression_limit": {"fraction": None, "rows": 1},
+        ...           "algorithm": "minimal", "policy": "min-relative-distance"}
+        >>> batch = pl.DataFrame({"zip": ["02138", "02139", "02141", "02251"]})
+        >>> result = apply_transformation(batch, report, seed=3)
+        >>> sorted(result.table["zip"].to_list()), result.suppressed_rows
+        (['021**', '021**', '021**'], 1)
+    """
+    started = time.perf_counter()
+    if isinstance(report, Mapping):
+        document: object = report
+        where = _MAPPING_SOURCE
+        folder = None
+    else:
+        document = _read_report(report)
+        where = str(report)
+        # Absolute, so that the new report's hierarchy sources work from any folder.
+        folder = Path(report).resolve().parent
+    recipe = _recipe(
+        document,
+        where=where,
+        base_dir=Path(base_dir) if base_dir is not None else folder,
+        seed=seed,
+    )
+    config = recipe.config
+    table = load(data, delimiter=delimiter)
+    timings = {"read": time.perf_counter() - started}
+    clock = time.perf_counter()
+
+    def lap(step: str) -> None:
+        nonlocal clock
+        now = time.perf_counter()
+        timings[step] = now - clock
+        clock = now
+
+    hierarchies = _declare(table, config)
+    for (name, hierarchy), height in zip(hierarchies.items(), recipe.heights, strict=True):
+        # A mask hierarchy's height follows the longest value, so on a batch with
+        # longer values the recorded level would mask a different number of characters.
+        if hierarchy.height != height:
+            raise InputError(
+                f"{table.source}: column '{name}': hierarchy {hierarchy.name} has height "
+                f"{hierarchy.height} on this table, but {where} records {height}"
+            )
+    encoded = encode(table.frame, hierarchies)
+    max_suppressed = config.suppression.max_rows(table.frame.height)
+    evaluator = NodeEvaluator(encoded, [KAnonymity(k=config.k)], max_suppressed_rows=max_suppressed)
+    lap("encode")
+    # No search: the one recorded node is checked, and kept or refused as it is.
+    evaluation = evaluator.evaluate(recipe.levels)
+    if not evaluation.satisfied:
+        levels = ", ".join(f"{n}={v}" for n, v in zip(encoded.names, recipe.levels, strict=True))
+        raise StaleTransformationError(
+            f"{table.source}: the generalization [{levels}] of {where} needs "
+            f"{evaluation.suppressed_rows} of {table.frame.height} rows suppressed for "
+            f"k={config.k}, but the limit is {max_suppressed}; anonymize this table anew"
+        )
+    context = MetricContext(encoded=encoded, frequency_set=evaluator.frequency_set, k=config.k)
+    solution = _solution(evaluation, evaluator, context)
+    lap("search")
+    chosen_seed = config.seed if config.seed is not None else secrets.randbits(63)
+    keep = kept_rows(evaluator.classes(recipe.levels), evaluator.frequency_set.row_tuple)
+    released = generalize(
+        table.frame, encoded, recipe.levels, keep=keep, drop=config.identifying, seed=chosen_seed
+    )
+    lap("transform")
+    verify_release(
+        released,
+        quasi_identifiers=encoded.names,
+        k=config.k,
+        input_rows=table.frame.height,
+        max_suppressed_rows=max_suppressed,
+        removed_columns=config.identifying,
+        allowed_values={
+            name: set(hierarchies[name].level_values(level))
+            for name, level in zip(encoded.names, recipe.levels, strict=True)
+        },
+    )
+    lap("verify")
+    return AppliedResult(
+        table=released,
+        transformation=solution.transformation,
+        metrics=solution.metrics,
+        minimal_generalizations=(solution,),
+        config=config,
+        seed=chosen_seed,
+        input_rows=table.frame.height,
+        suppressed_rows=evaluation.suppressed_rows,
+        max_suppressed_rows=max_suppressed,
+        nodes_checked=evaluator.checks,
+        # The levels were searched for on another table; nothing is proven about this one.
+        proven_optimal=False,
+        hierarchies=hierarchies,
+        source=table.source,
+        dialect=table.dialect,
+        timings=timings,
+        applied_from=where,
+    )
