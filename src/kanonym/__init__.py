@@ -11,7 +11,13 @@ The public API, everything a script or notebook needs:
 
 from kanonym._version import __version__
 from kanonym.config import AnonymizationConfig, ReleaseJob, SuppressionLimit
-from kanonym.errors import HierarchyError, InputError, KanonymError, VerificationError
+from kanonym.errors import (
+    HierarchyError,
+    InputError,
+    KanonymError,
+    StaleTransformationError,
+    VerificationError,
+)
 from kanonym.hierarchy import (
     DateBuilder,
     Hierarchy,
@@ -22,7 +28,7 @@ from kanonym.hierarchy import (
     load_arx,
 )
 from kanonym.models import KAnonymity, PrivacyModel
-from kanonym.release import Result, Solution, anonymize, check, run_job
+from kanonym.release import Result, Solution, anonymize, apply_transformation, check, run_job
 from kanonym.verify import ClassSizeSummary
 
 __all__ = [
@@ -41,11 +47,13 @@ __all__ = [
     "ReleaseJob",
     "Result",
     "Solution",
+    "StaleTransformationError",
     "SuppressBuilder",
     "SuppressionLimit",
     "VerificationError",
     "__version__",
     "anonymize",
+    "apply_transformation",
     "check",
     "load_arx",
     "run_job",

@@ -31,3 +31,11 @@ class HierarchyError(InputError):
 
 class VerificationError(KanonymError):
     """The final table failed the independent re-check; nothing was written."""
+
+
+class StaleTransformationError(VerificationError):
+    """A recorded transformation no longer satisfies the models on a new batch.
+
+    More rows would have to be suppressed than the report's limit allows; the
+    batch needs a new search (``kanonym anonymize``). Nothing was written.
+    """

@@ -18,11 +18,10 @@ from typing import NoReturn
 from kanonym._version import __version__
 from kanonym.cli.progress import SearchProgressBar
 from kanonym.config import ReleaseJob, job_from_options, read_job_file
-from kanonym.errors import InputError, KanonymError, VerificationError
+from kanonym.errors import InputError, KanonymError, StaleTransformationError, VerificationError
 from kanonym.metrics import DEFAULT_METRIC, METRICS
 from kanonym.release import (
     Result,
-    StaleTransformationError,
     anonymize,
     apply_transformation,
     check,

@@ -24,7 +24,7 @@ import numpy.typing as npt
 IntArray = npt.NDArray[np.int64]
 
 # Keys stay below 2**62 so that multiplying by one more radix cannot overflow.
-_KEY_LIMIT = 1 << 62
+KEY_LIMIT = 1 << 62
 
 
 def pack_codes(
@@ -43,7 +43,7 @@ def pack_codes(
     keys = np.asarray(columns[0], dtype=np.int64)
     space = max(int(radices[0]), 1)
     for column, radix in zip(columns[1:], radices[1:], strict=True):
-        if space * radix >= _KEY_LIMIT:
+        if space * radix >= KEY_LIMIT:
             distinct, keys = np.unique(keys, return_inverse=True)
             keys = keys.astype(np.int64, copy=False).reshape(-1)
             space = max(len(distinct), 1)

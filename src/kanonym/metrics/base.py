@@ -38,13 +38,14 @@ class ClassView:
     Attributes:
         sizes: rows per equivalence class (suppressed classes included).
         satisfied: per class, whether it satisfies the privacy models (is kept).
-        tuple_class: class of each frequency-set tuple; only filled for metrics
-            whose ``needs_tuple_classes`` is true, else ``None``.
+        codes: ``(classes, attributes)``: each class's value code per
+            quasi-identifier at the node's levels (dense codes of
+            ``EncodedAttribute.level_labels``).
     """
 
     sizes: IntArray
     satisfied: npt.NDArray[np.bool_]
-    tuple_class: IntArray | None = None
+    codes: IntArray
 
     @property
     def suppressed_rows(self) -> int:
@@ -104,11 +105,6 @@ class UtilityMetric(Protocol):
     @property
     def monotone_without_suppression(self) -> bool:
         """Generalizing never lowers the score when nothing is suppressed."""
-        ...
-
-    @property
-    def needs_tuple_classes(self) -> bool:
-        """Whether :meth:`score` reads ``ClassView.tuple_class``."""
         ...
 
     def node_bounds(self, levels: npt.NDArray[np.int16]) -> FloatArray | None:

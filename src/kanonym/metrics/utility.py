@@ -14,7 +14,8 @@ Example:
     >>> fs = FrequencySet.from_codes(enc.row_code_matrix())
     >>> ctx = MetricContext(encoded=enc, frequency_set=fs)
     >>> import numpy as np
-    >>> DiscernibilityStar(ctx).score((1,), ClassView(np.array([3]), np.array([True])))
+    >>> view = ClassView(np.array([3]), np.array([True]), np.array([[0]]))
+    >>> DiscernibilityStar(ctx).score((1,), view)
     9.0
 """
 
@@ -53,7 +54,6 @@ class DiscernibilityStar:
     name = "dm-star"
     monotone_with_suppression = True
     monotone_without_suppression = True
-    needs_tuple_classes = False
 
     def __init__(self, context: MetricContext) -> None:
         self.context = context
@@ -85,7 +85,6 @@ class Discernibility:
     name = "dm"
     monotone_with_suppression = False
     monotone_without_suppression = True
-    needs_tuple_classes = False
 
     def __init__(self, context: MetricContext) -> None:
         self.context = context
@@ -118,7 +117,6 @@ class NonUniformEntropy:
     name = "entropy"
     monotone_with_suppression = True
     monotone_without_suppression = True
-    needs_tuple_classes = False
 
     def __init__(self, context: MetricContext) -> None:
         self.context = context
@@ -163,17 +161,16 @@ class Loss:
     name = "loss"
     monotone_with_suppression = False
     monotone_without_suppression = True
-    needs_tuple_classes = True
 
     def __init__(self, context: MetricContext) -> None:
         self.context = context
-        fs = context.frequency_set
         self.total_weight = float(sum(context.weights))
-        self.cell_loss: list[list[FloatArray]] = []  # [attribute][level] -> loss per tuple
+        # value_loss[a][level][code]: the loss of one cell holding that value.
+        self.value_loss: list[list[FloatArray]] = []
         self.tables: list[list[float]] = []
         for a, attribute in enumerate(context.encoded.attributes):
             distinct = attribute.cardinality(0)
-            per_tuple_levels = []
+            per_level = []
             per_level_total = []
             for level in range(attribute.height + 1):
                 leaves_under = np.bincount(
@@ -183,13 +180,10 @@ class Loss:
                     (leaves_under - 1) / (distinct - 1)
                     if distinct > 1
                     else np.zeros(len(leaves_under))
-                )
-                per_tuple = value_loss[attribute.level_maps[level][fs.codes[:, a]]].astype(
-                    np.float64
-                )
-                per_tuple_levels.append(per_tuple)
-                per_level_total.append(float(np.dot(per_tuple, fs.counts)))
-            self.cell_loss.append(per_tuple_levels)
+                ).astype(np.float64)
+                per_level.append(value_loss)
+                per_level_total.append(float(np.dot(value_loss, context.level_counts(a, level))))
+            self.value_loss.append(per_level)
             self.tables.append(per_level_total)
 
     def _normalizer(self) -> float:
@@ -209,14 +203,14 @@ class Loss:
         """Weighted mean cell loss, suppressed cells costing 1."""
         if not self.total_weight:
             return 0.0
-        assert classes.tuple_class is not None, "loss needs tuple classes"
-        fs = self.context.frequency_set
-        kept = classes.satisfied[classes.tuple_class]
-        kept_counts = np.where(kept, fs.counts, 0).astype(np.float64)
-        total = 0.0
-        for w, per_level, level in zip(self.context.weights, self.cell_loss, node, strict=True):
-            total += w * float(np.dot(per_level[level], kept_counts))
-        total += self.total_weight * classes.suppressed_rows
+        # Every row of a class holds the same values, so cell losses add up per class.
+        class_loss = np.zeros(len(classes.sizes), dtype=np.float64)
+        for a, (w, per_level, level) in enumerate(
+            zip(self.context.weights, self.value_loss, node, strict=True)
+        ):
+            class_loss += w * per_level[level][classes.codes[:, a]]
+        kept = np.where(classes.satisfied, classes.sizes, 0).astype(np.float64)
+        total = float(np.dot(class_loss, kept)) + self.total_weight * classes.suppressed_rows
         return total / self._normalizer()
 
 
@@ -231,7 +225,6 @@ class Precision:
     name = "precision"
     monotone_with_suppression = True
     monotone_without_suppression = True
-    needs_tuple_classes = False
 
     def __init__(self, context: MetricContext) -> None:
         self.context = context
@@ -271,7 +264,6 @@ class AverageClassSize:
     name = "aecs"
     monotone_with_suppression = False
     monotone_without_suppression = True
-    needs_tuple_classes = False
 
     def __init__(self, context: MetricContext) -> None:
         self.context = context
@@ -301,7 +293,6 @@ class Height:
     name = "height"
     monotone_with_suppression = True
     monotone_without_suppression = True
-    needs_tuple_classes = False
 
     def __init__(self, context: MetricContext) -> None:
         self.context = context

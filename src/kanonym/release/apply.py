@@ -25,7 +25,6 @@ Example:
 from __future__ import annotations
 
 import json
-import secrets
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -36,15 +35,13 @@ import polars as pl
 
 from kanonym.config import AnonymizationConfig, SuppressionLimit
 from kanonym.encode import encode
-from kanonym.errors import InputError, VerificationError
+from kanonym.errors import InputError, StaleTransformationError
 from kanonym.io import load
 from kanonym.metrics import MetricContext
 from kanonym.models import KAnonymity
-from kanonym.release.pipeline import Result, _declare, _solution
+from kanonym.release.pipeline import Result, Stopwatch, declare, measure_solution, release_node
 from kanonym.report import SCHEMA_VERSION
 from kanonym.search import NodeEvaluator
-from kanonym.transform import generalize, kept_rows
-from kanonym.verify import verify_release
 
 if TYPE_CHECKING:
     import pandas
@@ -64,29 +61,6 @@ _REQUIRED_KEYS = (
     "suppression_limit",
     "algorithm",
 )
-
-
-class StaleTransformationError(VerificationError):
-    """The recorded transformation no longer satisfies the models on a new batch.
-
-    More rows would have to be suppressed than the report's limit allows; the
-    batch needs a new search (``kanonym anonymize``). Nothing was written.
-    """
-
-
-@dataclass(frozen=True, eq=False, kw_only=True)
-class AppliedResult(Result):
-    """A :class:`~kanonym.release.Result` made by re-applying a report.
-
-    Its report has one more key, ``applied_from``: the source report's path
-    (``<Mapping>`` when it was given as a mapping).
-    """
-
-    applied_from: str
-
-    def report(self) -> dict[str, object]:
-        """The release report (``schema_version`` 1) plus ``applied_from``."""
-        return {**super().report(), "applied_from": self.applied_from}
 
 
 @dataclass(frozen=True)
@@ -185,21 +159,26 @@ def _recipe(document: object, *, where: str, base_dir: Path | None, seed: int | 
         levels.append(level)
         heights.append(height)
     limit = _object(document, "suppression_limit", where)
+    identifying = _name_list(document, "identifying", where)
+    sensitive = _name_list(document, "sensitive", where)
+    algorithm = _text(document, "algorithm", where)
+    metric = _optional_text(document, "metric", where)
+    policy = _optional_text(document, "policy", where)
     try:
         # AnonymizationConfig and SuppressionLimit check the types of k, fraction,
         # rows and time_limit themselves; the casts only tell mypy what they accept.
         config = AnonymizationConfig(
             quasi_identifiers=sources,
             k=cast(int, document["k"]),
-            identifying=_name_list(document, "identifying", where),
-            sensitive=_name_list(document, "sensitive", where),
+            identifying=identifying,
+            sensitive=sensitive,
             suppression=SuppressionLimit(
                 fraction=cast(float | None, limit.get("fraction")),
                 rows=cast(int | None, limit.get("rows")),
             ),
-            algorithm=_text(document, "algorithm", where),
-            metric=_optional_text(document, "metric", where),
-            policy=_optional_text(document, "policy", where),
+            algorithm=algorithm,
+            metric=metric,
+            policy=policy,
             time_limit=cast(float | None, document.get("time_limit")),
             seed=seed,
             base_dir=base_dir,
@@ -218,7 +197,7 @@ def apply_transformation(
     seed: int | None = None,
     delimiter: str | None = None,
     base_dir: str | Path | None = None,
-) -> AppliedResult:
+) -> Result:
     """Release ``data`` exactly as the release that ``report`` describes.
 
     ``report`` is a report file written by ``kanonym anonymize`` (or
@@ -271,15 +250,8 @@ def apply_transformation(
     config = recipe.config
     table = load(data, delimiter=delimiter)
     timings = {"read": time.perf_counter() - started}
-    clock = time.perf_counter()
-
-    def lap(step: str) -> None:
-        nonlocal clock
-        now = time.perf_counter()
-        timings[step] = now - clock
-        clock = now
-
-    hierarchies = _declare(table, config)
+    stopwatch = Stopwatch(timings)
+    hierarchies = declare(table, config)
     for (name, hierarchy), height in zip(hierarchies.items(), recipe.heights, strict=True):
         # A mask hierarchy's height follows the longest value, so on a batch with
         # longer values the recorded level would mask a different number of characters.
@@ -291,7 +263,7 @@ def apply_transformation(
     encoded = encode(table.frame, hierarchies)
     max_suppressed = config.suppression.max_rows(table.frame.height)
     evaluator = NodeEvaluator(encoded, [KAnonymity(k=config.k)], max_suppressed_rows=max_suppressed)
-    lap("encode")
+    stopwatch.lap("encode")
     # No search: the one recorded node is checked, and kept or refused as it is.
     evaluation = evaluator.evaluate(recipe.levels)
     if not evaluation.satisfied:
@@ -302,28 +274,12 @@ def apply_transformation(
             f"k={config.k}, but the limit is {max_suppressed}; anonymize this table anew"
         )
     context = MetricContext(encoded=encoded, frequency_set=evaluator.frequency_set, k=config.k)
-    solution = _solution(evaluation, evaluator, context)
-    lap("search")
-    chosen_seed = config.seed if config.seed is not None else secrets.randbits(63)
-    keep = kept_rows(evaluator.classes(recipe.levels), evaluator.frequency_set.row_tuple)
-    released = generalize(
-        table.frame, encoded, recipe.levels, keep=keep, drop=config.identifying, seed=chosen_seed
+    solution = measure_solution(evaluation, evaluator, context)
+    stopwatch.lap("search")
+    released, chosen_seed = release_node(
+        table, evaluator, hierarchies, recipe.levels, config, stopwatch
     )
-    lap("transform")
-    verify_release(
-        released,
-        quasi_identifiers=encoded.names,
-        k=config.k,
-        input_rows=table.frame.height,
-        max_suppressed_rows=max_suppressed,
-        removed_columns=config.identifying,
-        allowed_values={
-            name: set(hierarchies[name].level_values(level))
-            for name, level in zip(encoded.names, recipe.levels, strict=True)
-        },
-    )
-    lap("verify")
-    return AppliedResult(
+    return Result(
         table=released,
         transformation=solution.transformation,
         metrics=solution.metrics,

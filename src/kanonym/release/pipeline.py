@@ -28,6 +28,7 @@ from kanonym.encode import encode
 from kanonym.errors import InputError
 from kanonym.hierarchy import Hierarchy, resolve
 from kanonym.io import CsvDialect, Table, format_for, load, serialize, write_atomic
+from kanonym.lattice import Node
 from kanonym.metrics import METRICS, MetricContext, make_metric, solution_metrics
 from kanonym.models import KAnonymity
 from kanonym.report import SCHEMA_VERSION, render_json
@@ -98,6 +99,7 @@ class Result:
     source: str
     dialect: CsvDialect | None
     timings: dict[str, float] = field(default_factory=dict)
+    applied_from: str | None = None
 
     def to_pandas(self) -> pandas.DataFrame:
         """The released table as a pandas DataFrame (needs the ``pandas`` extra)."""
@@ -136,6 +138,7 @@ class Result:
             "verified": True,
             "elapsed_seconds": round(sum(self.timings.values()), 6),
             "timings": {step: round(seconds, 6) for step, seconds in self.timings.items()},
+            **({} if self.applied_from is None else {"applied_from": self.applied_from}),
         }
 
     def write(self, output: str | Path, *, report: str | Path | None = None) -> None:
@@ -166,7 +169,7 @@ def _require(table: Table, columns: Sequence[str]) -> None:
         raise InputError(f"{table.source}: the table has no rows")
 
 
-def _declare(table: Table, config: AnonymizationConfig) -> dict[str, Hierarchy]:
+def declare(table: Table, config: AnonymizationConfig) -> dict[str, Hierarchy]:
     """Check that every named column exists and resolve each QI's hierarchy."""
     _require(table, [*config.hierarchies, *config.identifying, *config.sensitive])
     if config.k > table.frame.height:
@@ -184,7 +187,7 @@ def _declare(table: Table, config: AnonymizationConfig) -> dict[str, Hierarchy]:
     }
 
 
-def _solution(
+def measure_solution(
     evaluation: NodeEvaluation, evaluator: NodeEvaluator, context: MetricContext
 ) -> Solution:
     """A solution with every reported measure, utility metrics included."""
@@ -212,6 +215,55 @@ def _solution(
     )
 
 
+class Stopwatch:
+    """Seconds spent per pipeline step, for the report's ``timings``."""
+
+    def __init__(self, timings: dict[str, float]) -> None:
+        self.timings = timings
+        self._clock = time.perf_counter()
+
+    def lap(self, step: str) -> None:
+        """Charge the time since the previous lap to ``step``."""
+        now = time.perf_counter()
+        self.timings[step] = self.timings.get(step, 0.0) + now - self._clock
+        self._clock = now
+
+
+def release_node(
+    table: Table,
+    evaluator: NodeEvaluator,
+    hierarchies: Mapping[str, Hierarchy],
+    node: Node,
+    config: AnonymizationConfig,
+    stopwatch: Stopwatch,
+) -> tuple[pl.DataFrame, int]:
+    """Transform the table at ``node`` and re-check the result independently.
+
+    Returns the released table and the seed of its row shuffle (drawn from the
+    operating system unless the config fixes one). Raises VerificationError
+    when the independent check fails.
+    """
+    encoded = evaluator.encoded
+    seed = config.seed if config.seed is not None else secrets.randbits(63)
+    keep = kept_rows(evaluator.classes(node), evaluator.frequency_set.row_tuple)
+    released = generalize(table.frame, encoded, node, keep=keep, drop=config.identifying, seed=seed)
+    stopwatch.lap("transform")
+    verify_release(
+        released,
+        quasi_identifiers=encoded.names,
+        k=config.k,
+        input_rows=table.frame.height,
+        max_suppressed_rows=evaluator.max_suppressed_rows,
+        removed_columns=config.identifying,
+        allowed_values={
+            name: set(hierarchies[name].level_values(level))
+            for name, level in zip(encoded.names, node, strict=True)
+        },
+    )
+    stopwatch.lap("verify")
+    return released, seed
+
+
 def _run(
     table: Table,
     config: AnonymizationConfig,
@@ -219,20 +271,13 @@ def _run(
     on_progress: Callable[[Progress], None] | None,
 ) -> Result:
     timings = {"read": read_seconds}
-    clock = time.perf_counter()
-
-    def lap(step: str) -> None:
-        nonlocal clock
-        now = time.perf_counter()
-        timings[step] = timings.get(step, 0.0) + now - clock
-        clock = now
-
-    hierarchies = _declare(table, config)
+    stopwatch = Stopwatch(timings)
+    hierarchies = declare(table, config)
     encoded = encode(table.frame, hierarchies)
     max_suppressed = config.suppression.max_rows(table.frame.height)
     evaluator = NodeEvaluator(encoded, [KAnonymity(k=config.k)], max_suppressed_rows=max_suppressed)
     context = MetricContext(encoded=encoded, frequency_set=evaluator.frequency_set, k=config.k)
-    lap("encode")
+    stopwatch.lap("encode")
     outcome = run_search(
         ALGORITHMS[config.algorithm],
         evaluator,
@@ -241,28 +286,10 @@ def _run(
         control=SearchControl.with_time_limit(config.time_limit, on_progress),
     )
     nodes_checked = evaluator.checks
-    lap("search")
-    solutions = tuple(_solution(e, evaluator, context) for e in outcome.solutions)
+    stopwatch.lap("search")
+    solutions = tuple(measure_solution(e, evaluator, context) for e in outcome.solutions)
     best = outcome.best
-    seed = config.seed if config.seed is not None else secrets.randbits(63)
-    keep = kept_rows(evaluator.classes(best.node), evaluator.frequency_set.row_tuple)
-    released = generalize(
-        table.frame, encoded, best.node, keep=keep, drop=config.identifying, seed=seed
-    )
-    lap("transform")
-    verify_release(
-        released,
-        quasi_identifiers=encoded.names,
-        k=config.k,
-        input_rows=table.frame.height,
-        max_suppressed_rows=max_suppressed,
-        removed_columns=config.identifying,
-        allowed_values={
-            name: set(hierarchies[name].level_values(level))
-            for name, level in zip(encoded.names, best.node, strict=True)
-        },
-    )
-    lap("verify")
+    released, seed = release_node(table, evaluator, hierarchies, best.node, config, stopwatch)
     return Result(
         table=released,
         transformation=solutions[0].transformation,

@@ -1,9 +1,9 @@
 """Checking one lattice node against the privacy models, on the frequency set.
 
-For a node (distance vector), each distinct quasi-identifier tuple of the
-frequency set is mapped to its generalization through the per-level lookup
-arrays, the generalized tuples are packed into integer keys, and class sizes
-are summed from the tuple counts, all vectorized. The rows of classes that fail
+For a node (distance vector), the classes of a specialization already computed
+(or the frequency set itself) are mapped to the node's levels through the
+per-level lookup arrays, packed into integer keys, and merged, summing their
+sizes, all vectorized (see :mod:`kanonym.search.partition`). The rows of classes that fail
 a model are the *minimal required suppression* of the node (Samarati & Sweeney
 1998, section 4): exactly those rows must go for the node to satisfy the
 models, and the node is acceptable when they are at most MaxSup.
@@ -32,12 +32,9 @@ from kanonym.encode import EncodedTable, FrequencySet, pack_codes
 from kanonym.lattice import Node
 from kanonym.metrics import ClassView, UtilityMetric
 from kanonym.models import ClassStatistics, PrivacyModel
+from kanonym.search.partition import PartitionCache, Rollup
 
 IntArray = npt.NDArray[np.int64]
-
-# A bincount over the whole key space beats sorting while the space is at most
-# this many times the number of distinct tuples.
-_DENSE_FACTOR = 8
 
 
 @dataclass(frozen=True)
@@ -82,8 +79,9 @@ class NodeEvaluator:
     """Evaluates nodes against models with a suppression limit, caching outcomes.
 
     ``checks`` counts distinct nodes actually computed, the figure searches
-    report as "nodes checked". When ``metric`` is set, every evaluation also
-    carries the metric's score for the node.
+    report as "nodes checked". Classes are rolled up from the smallest cached
+    specialization (:mod:`kanonym.search.partition`). When ``metric`` is set,
+    every evaluation also carries the metric's score for the node.
     """
 
     metric: UtilityMetric | None
@@ -105,23 +103,8 @@ class NodeEvaluator:
         self.checks = 0
         self.metric = None
         self._cache: dict[Node, NodeEvaluation] = {}
-        # Each tuple's code at every level of every attribute, computed once and
-        # stored contiguously: a node check then only packs and counts.
-        codes = self.frequency_set.codes
-        self._generalized = tuple(
-            tuple(np.ascontiguousarray(level_map[codes[:, j]]) for level_map in a.level_maps)
-            for j, a in enumerate(encoded.attributes)
-        )
-
-    def _keys(self, node: Node) -> tuple[IntArray, int]:
-        attributes = self.encoded.attributes
-        return pack_codes(
-            [self._generalized[j][level] for j, level in enumerate(node)],
-            [a.cardinality(level) for a, level in zip(attributes, node, strict=True)],
-        )
-
-    def _dense(self, space: int) -> bool:
-        return space <= _DENSE_FACTOR * max(len(self.frequency_set.counts), 1024)
+        self._rollup = Rollup(encoded, self.frequency_set)
+        self._partitions = PartitionCache(self._rollup.base)
 
     def _satisfied(self, sizes: IntArray) -> npt.NDArray[np.bool_]:
         statistics = ClassStatistics(sizes=sizes)
@@ -131,29 +114,29 @@ class NodeEvaluator:
         return satisfied
 
     def classes(self, node: Node) -> NodeClasses:
-        """Group the frequency set into the classes of ``node``."""
-        counts = self.frequency_set.counts
-        keys, space = self._keys(node)
-        if self._dense(space):
-            all_sizes = np.bincount(keys, weights=counts, minlength=space).astype(np.int64)
-            occupied = all_sizes > 0
-            tuple_class = (np.cumsum(occupied) - 1)[keys]
-            sizes = all_sizes[occupied]
-        else:
-            _, inverse = np.unique(keys, return_inverse=True)
-            tuple_class = inverse.astype(np.int64, copy=False).reshape(-1)
-            sizes = np.bincount(tuple_class, weights=counts).astype(np.int64)
+        """The classes of ``node`` with the class of every frequency-set tuple.
+
+        Used to transform the table; searches use :meth:`view`, which is cheaper.
+        """
+        fs = self.frequency_set
+        columns = [
+            a.level_maps[level][fs.codes[:, j]]
+            for j, (a, level) in enumerate(zip(self.encoded.attributes, node, strict=True))
+        ]
+        keys, _ = pack_codes(
+            columns,
+            [a.cardinality(level) for a, level in zip(self.encoded.attributes, node, strict=True)],
+        )
+        _, inverse = np.unique(keys, return_inverse=True)
+        tuple_class = inverse.astype(np.int64, copy=False).reshape(-1)
+        sizes = np.bincount(tuple_class, weights=fs.counts).astype(np.int64)
         return NodeClasses(tuple_class=tuple_class, sizes=sizes, satisfied=self._satisfied(sizes))
 
-    def _class_sizes(self, node: Node) -> IntArray:
-        # Sizes only, in any order: all a class-by-class model needs to decide.
-        counts = self.frequency_set.counts
-        keys, space = self._keys(node)
-        if self._dense(space):
-            all_sizes = np.bincount(keys, weights=counts, minlength=space)
-            return all_sizes[all_sizes > 0].astype(np.int64)
-        _, inverse = np.unique(keys, return_inverse=True)
-        return np.bincount(inverse.reshape(-1), weights=counts).astype(np.int64)
+    def view(self, node: Node) -> ClassView:
+        """The classes of ``node`` as models and metrics see them (sizes and codes)."""
+        partition = self._rollup.partition(node, self._partitions.best_source(node))
+        self._partitions.add(partition)
+        return ClassView(partition.sizes, self._satisfied(partition.sizes), partition.codes)
 
     def evaluated(self) -> list[NodeEvaluation]:
         """Every node evaluated so far."""
@@ -165,23 +148,14 @@ class NodeEvaluator:
             self.metric = metric
             self._cache.clear()
 
-    def view(self, node: Node) -> ClassView:
-        """The classes of ``node`` as metrics see them."""
-        classes = self.classes(node)
-        return ClassView(classes.sizes, classes.satisfied, classes.tuple_class)
-
     def evaluate(self, node: Node) -> NodeEvaluation:
         """Check ``node`` (once; later calls hit the cache)."""
         cached = self._cache.get(node)
         if cached is not None:
             return cached
         self.checks += 1
+        view = self.view(node)
         metric = self.metric
-        if metric is not None and metric.needs_tuple_classes:
-            view = self.view(node)
-        else:
-            sizes = self._class_sizes(node)
-            view = ClassView(sizes, self._satisfied(sizes))
         suppressed = view.suppressed_rows
         evaluation = NodeEvaluation(
             node=node,

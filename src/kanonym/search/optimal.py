@@ -69,6 +69,11 @@ class _Optimizer:
             np.zeros(lattice.size) if bounds is None else bounds.astype(np.float64, copy=True)
         )
         self.best: NodeEvaluation | None = None
+        # Checks of nodes that cannot win: useful when they fail (they tag a
+        # down-set), wasted when they satisfy. Paths pass such nodes only while
+        # that has paid off at least half the time.
+        self.useful = 0
+        self.wasted = 0
 
     def prunable(self, index: int) -> bool:
         """The node's bound already exceeds the best score: it cannot win."""
@@ -86,7 +91,13 @@ class _Optimizer:
             self.best = evaluation
 
     def check(self, node: Node) -> bool:
+        hopeless = self.prunable(self.lattice.index(node))
         evaluation = self.evaluator.evaluate(node)
+        if hopeless:
+            if evaluation.satisfied:
+                self.wasted += 1
+            else:
+                self.useful += 1
         if evaluation.bound is not None:
             above = np.ones(self.lattice.size, dtype=np.bool_)
             for column, level in zip(self.lattice.level_columns, node, strict=True):
@@ -106,15 +117,21 @@ class _Optimizer:
         return evaluation.satisfied
 
     def path_from(self, start: Node) -> list[Node]:
-        """An upward path of undecided nodes that could still beat the incumbent."""
+        """An upward path of undecided nodes from ``start``.
+
+        The path may pass nodes that cannot beat the incumbent, since one of
+        them failing tags its whole specialization set as failed at once; it
+        does so only while such checks have failed at least half the time.
+        """
         path = [start]
         lattice, status = self.lattice, self.status
+        passing = self.useful >= self.wasted
         while True:
             step = next(
                 (
                     s
                     for s in lattice.successors(path[-1])
-                    if status.get(s) == UNKNOWN and not self.prunable(lattice.index(s))
+                    if status.get(s) == UNKNOWN and (passing or not self.prunable(lattice.index(s)))
                 ),
                 None,
             )
@@ -124,8 +141,8 @@ class _Optimizer:
 
     def run(self) -> list[NodeEvaluation]:
         lattice = self.lattice
-        # Most promising first: lowest bound, then lowest height.
-        order = np.lexsort((np.arange(lattice.size), lattice.node_heights, self.lower))
+        # Bottom-up like Flash: lowest height first, then lowest bound.
+        order = np.lexsort((np.arange(lattice.size), self.lower, lattice.node_heights))
         for index in order.tolist():
             if self.control.expired():
                 break
