@@ -32,7 +32,7 @@ from kanonym.encode import EncodedTable, FrequencySet, pack_codes
 from kanonym.lattice import Node
 from kanonym.metrics import ClassView, UtilityMetric
 from kanonym.models import ClassStatistics, PrivacyModel
-from kanonym.search.partition import PartitionCache, Rollup
+from kanonym.search.partition import Partition, PartitionCache, Rollup
 
 IntArray = npt.NDArray[np.int64]
 
@@ -132,9 +132,33 @@ class NodeEvaluator:
         sizes = np.bincount(tuple_class, weights=fs.counts).astype(np.int64)
         return NodeClasses(tuple_class=tuple_class, sizes=sizes, satisfied=self._satisfied(sizes))
 
+    def _projection(self, node: Node) -> Partition | None:
+        """The partition of the frequency set projected away from the node's root attributes.
+
+        An attribute at its root holds one value for every row, as if it were
+        projected away. The node with the other attributes at level 0 is a
+        specialization of every node sharing that set of root attributes, with
+        far fewer classes than the frequency set: a reusable roll-up source
+        (Incognito's subset property, LeFevre et al. 2005).
+        """
+        heights = self.encoded.heights
+        projected = tuple(h if level == h else 0 for level, h in zip(node, heights, strict=True))
+        if projected == node or not any(projected):
+            return None
+        cached = self._partitions.pinned.get(projected)
+        if cached is None:
+            # Itself rolled up from the best kept source, often a smaller projection.
+            cached = self._rollup.partition(projected, self._partitions.best_source(projected))
+            self._partitions.pin(cached)
+        return cached
+
     def view(self, node: Node) -> ClassView:
         """The classes of ``node`` as models and metrics see them (sizes and codes)."""
-        partition = self._rollup.partition(node, self._partitions.best_source(node))
+        source = self._partitions.best_source(node)
+        projection = self._projection(node)
+        if projection is not None and projection.n_classes < source.n_classes:
+            source = projection
+        partition = self._rollup.partition(node, source)
         self._partitions.add(partition)
         return ClassView(partition.sizes, self._satisfied(partition.sizes), partition.codes)
 

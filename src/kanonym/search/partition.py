@@ -35,14 +35,15 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from kanonym.encode import EncodedTable, FrequencySet, pack_codes
+from kanonym.encode import EncodedTable, FrequencySet
 from kanonym.encode.frequency import KEY_LIMIT
 from kanonym.lattice import Node
+from kanonym.search.kernels import rollup_dense, rollup_hashed
 
 IntArray = npt.NDArray[np.int64]
 
-# A bincount over the whole key space beats sorting while the space is at most
-# this many times the number of groups being merged.
+# A dense counter over the whole key space beats hashing while the space is at
+# most this many times the number of groups being merged (benchmarks/README.md).
 _DENSE_FACTOR = 8
 
 
@@ -86,94 +87,122 @@ class Rollup:
                 for high in range(low + 1, attribute.height + 1):
                     maps[(low, high)] = attribute.level_maps[high][some_leaf]
             self.up.append(maps)
+        # The same maps laid end to end, for the compiled kernels.
+        flat: list[IntArray] = []
+        self.offsets: list[dict[tuple[int, int], int]] = []
+        position = 0
+        for maps in self.up:
+            where: dict[tuple[int, int], int] = {}
+            for pair, values in maps.items():
+                where[pair] = position
+                flat.append(values)
+                position += len(values)
+            self.offsets.append(where)
+        self.flat_maps = np.concatenate(flat) if flat else np.zeros(0, dtype=np.int64)
 
     def partition(self, node: Node, source: Partition) -> Partition:
         """The partition of ``node``, rolled up from ``source`` (a specialization of it)."""
-        columns = []
-        for a, (low, high) in enumerate(zip(source.node, node, strict=True)):
-            column = source.codes[:, a]
-            columns.append(column if low == high else self.up[a][(low, high)][column])
-        radices = [
-            a.cardinality(level) for a, level in zip(self.encoded.attributes, node, strict=True)
-        ]
+        radices = np.array(
+            [a.cardinality(level) for a, level in zip(self.encoded.attributes, node, strict=True)],
+            dtype=np.int64,
+        )
         space = 1
-        for radix in radices:
+        for radix in radices.tolist():
             space *= radix
         if space >= KEY_LIMIT:
             # Too many combinations for one integer key: group the code rows directly.
-            stacked = np.column_stack(columns) if columns else np.zeros((len(source.sizes), 0))
-            codes, inverse = np.unique(stacked, axis=0, return_inverse=True)
+            columns = [
+                column if low == high else self.up[a][(low, high)][column]
+                for a, (low, high, column) in enumerate(
+                    zip(source.node, node, source.codes.T, strict=True)
+                )
+            ]
+            codes, inverse = np.unique(np.column_stack(columns), axis=0, return_inverse=True)
             sizes = np.bincount(inverse.reshape(-1), weights=source.sizes).astype(np.int64)
             return Partition(node=node, codes=codes.astype(np.int64), sizes=sizes)
-        keys, space = pack_codes(columns, radices)
-        if space <= _DENSE_FACTOR * max(len(keys), 1024):
-            all_sizes = np.bincount(keys, weights=source.sizes, minlength=space)
-            distinct = np.flatnonzero(all_sizes)
-            sizes = all_sizes[distinct].astype(np.int64)
+        offsets = np.array(
+            [
+                -1 if low == high else self.offsets[a][(low, high)]
+                for a, (low, high) in enumerate(zip(source.node, node, strict=True))
+            ],
+            dtype=np.int64,
+        )
+        if space <= _DENSE_FACTOR * max(source.n_classes, 1024):
+            codes, sizes = rollup_dense(
+                source.codes, source.sizes, self.flat_maps, offsets, radices, space
+            )
         else:
-            distinct, inverse = np.unique(keys, return_inverse=True)
-            sizes = np.bincount(inverse.reshape(-1), weights=source.sizes).astype(np.int64)
-        return Partition(node=node, codes=_decode(distinct, radices), sizes=sizes)
-
-
-def _decode(keys: IntArray, radices: list[int]) -> IntArray:
-    """Split mixed-radix keys back into one code per attribute."""
-    codes = np.empty((len(keys), len(radices)), dtype=np.int64)
-    rest = keys.astype(np.int64, copy=True)
-    for a in range(len(radices) - 1, -1, -1):
-        rest, codes[:, a] = np.divmod(rest, radices[a])
-    return codes
+            codes, sizes = rollup_hashed(
+                source.codes, source.sizes, self.flat_maps, offsets, radices
+            )
+        return Partition(node=node, codes=codes, sizes=sizes)
 
 
 class PartitionCache:
-    """Recently computed partitions, within a budget of stored codes.
+    """Partitions kept as roll-up sources, within a budget of stored codes.
 
-    Only partitions smaller than the frequency set are worth keeping: rolling up
-    from the frequency set itself is the fallback. Cached nodes and class counts
-    are kept in arrays so that finding the best source is one vectorized test.
+    Two kinds are kept: *projections* (pinned; see
+    ``NodeEvaluator._projection``), and recently computed partitions in a ring
+    of ``slots`` entries, kept only when smaller than half the frequency set
+    (rolling up from the frequency set itself is the fallback). Nodes and class
+    counts live in arrays so that finding the best source is one vectorized test.
     """
+
+    _NONE = np.iinfo(np.int64).max
 
     def __init__(self, base: Partition, *, budget: int = 20_000_000, slots: int = 128) -> None:
         self.base = base
         self.budget = budget
+        self.ring_slots = slots
         self._partitions: list[Partition | None] = [None] * slots
         self._nodes = np.zeros((slots, len(base.node)), dtype=np.int16)
         # Empty slots hold an impossible class count, so they are never chosen.
-        self._classes = np.full(slots, np.iinfo(np.int64).max, dtype=np.int64)
+        self._classes = np.full(slots, self._NONE, dtype=np.int64)
         self._next = 0
         self._stored = 0
+        self.pinned: dict[Node, Partition] = {}
 
     def best_source(self, node: Node) -> Partition:
-        """The cached specialization of ``node`` with the fewest classes (or the base)."""
+        """The kept specialization of ``node`` with the fewest classes (or the base)."""
         below = np.all(self._nodes <= np.asarray(node, dtype=np.int16), axis=1)
-        candidates = np.where(below, self._classes, np.iinfo(np.int64).max)
+        candidates = np.where(below, self._classes, self._NONE)
         slot = int(np.argmin(candidates))
         chosen = self._partitions[slot]
         if chosen is None or candidates[slot] >= self.base.n_classes:
             return self.base
         return chosen
 
-    def add(self, partition: Partition) -> None:
-        """Keep ``partition`` if it is worth it, replacing the oldest entry."""
-        size = partition.codes.size
-        if partition.n_classes >= self.base.n_classes // 2 or size > self.budget:
-            return
-        slot = self._next
-        self._next = (slot + 1) % len(self._partitions)
+    def _place(self, slot: int, partition: Partition | None) -> None:
         old = self._partitions[slot]
         if old is not None:
             self._stored -= old.codes.size
         self._partitions[slot] = partition
+        if partition is None:
+            self._classes[slot] = self._NONE
+            return
         self._nodes[slot] = partition.node
         self._classes[slot] = partition.n_classes
-        self._stored += size
-        # Over budget: forget the largest entries until it fits.
-        while self._stored > self.budget:
-            largest = int(
-                np.argmax(np.where(self._classes < np.iinfo(np.int64).max, self._classes, -1))
-            )
-            dropped = self._partitions[largest]
-            assert dropped is not None
-            self._stored -= dropped.codes.size
-            self._partitions[largest] = None
-            self._classes[largest] = np.iinfo(np.int64).max
+        self._stored += partition.codes.size
+
+    def _grow(self) -> int:
+        """A new slot past the ring, for a pinned partition."""
+        slot = len(self._partitions)
+        self._partitions.append(None)
+        self._nodes = np.vstack([self._nodes, np.zeros((1, self._nodes.shape[1]), np.int16)])
+        self._classes = np.append(self._classes, self._NONE)
+        return slot
+
+    def pin(self, partition: Partition) -> None:
+        """Keep ``partition`` for the rest of the search (within the budget)."""
+        if partition.node in self.pinned or self._stored + partition.codes.size > self.budget:
+            return
+        self.pinned[partition.node] = partition
+        self._place(self._grow(), partition)
+
+    def add(self, partition: Partition) -> None:
+        """Keep ``partition`` in the ring if it is worth it, replacing the oldest entry."""
+        size = partition.codes.size
+        if partition.n_classes >= self.base.n_classes // 2 or self._stored + size > self.budget:
+            return
+        self._place(self._next, partition)
+        self._next = (self._next + 1) % self.ring_slots
