@@ -103,6 +103,12 @@ class AnonymizationConfig:
             ``min-relative-distance``); must be None for the optimizing ones.
         time_limit: seconds after which an optimizing search returns the best
             node found so far, flagged as not proven optimal.
+        weights: quasi-identifier -> weight (>= 0, default 1) of its part in the
+            utility metrics that add up per attribute (entropy, loss,
+            precision, height); Datafly and mu-Argus weight attributes likewise
+            (Sweeney 2002, section 3).
+        min_levels, max_levels: quasi-identifier -> the least / greatest
+            hierarchy level the search may choose for it.
         seed: seed for the row shuffle; ``None`` draws one from the OS.
     """
 
@@ -115,6 +121,9 @@ class AnonymizationConfig:
     metric: str | None = None
     policy: str | None = None
     time_limit: float | None = None
+    weights: Mapping[str, float] = field(default_factory=dict)
+    min_levels: Mapping[str, int] = field(default_factory=dict)
+    max_levels: Mapping[str, int] = field(default_factory=dict)
     seed: int | None = None
     base_dir: Path | None = None
 
@@ -175,6 +184,29 @@ class AnonymizationConfig:
             or not self.time_limit > 0
         ):
             raise InputError(f"time limit must be a number of seconds > 0, got {self.time_limit!r}")
+        for what, values in (
+            ("weight", self.weights),
+            ("min-level", self.min_levels),
+            ("max-level", self.max_levels),
+        ):
+            for name, value in values.items():
+                if name not in parsed:
+                    raise InputError(f"{what} for '{name}', which is not a quasi-identifier")
+                whole = isinstance(value, int) and not isinstance(value, bool)
+                if what == "weight":
+                    if not (whole or isinstance(value, float)) or not 0 <= value < math.inf:
+                        raise InputError(f"weight of '{name}' must be a number >= 0, got {value!r}")
+                elif not whole or value < 0:
+                    raise InputError(
+                        f"{what} of '{name}' must be a whole number >= 0, got {value!r}"
+                    )
+        for name, low in self.min_levels.items():
+            high = self.max_levels.get(name)
+            if high is not None and low > high:
+                raise InputError(f"min-level {low} of '{name}' is above its max-level {high}")
+        object.__setattr__(self, "weights", MappingProxyType(dict(self.weights)))
+        object.__setattr__(self, "min_levels", MappingProxyType(dict(self.min_levels)))
+        object.__setattr__(self, "max_levels", MappingProxyType(dict(self.max_levels)))
         if self.seed is not None and (
             isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0
         ):
@@ -215,6 +247,9 @@ JOB_KEYS = frozenset(
         "metric",
         "policy",
         "time-limit",
+        "weight",
+        "min-level",
+        "max-level",
         "seed",
     }
 )
@@ -285,6 +320,39 @@ class _Options:
             raise self._bad(key, "a list of column names")
         return tuple(value)
 
+    def per_column(self, key: str, kind: type[int] | type[float]) -> dict[str, int | float]:
+        """A table ``{COL = V}`` or a list of ``COL=V`` strings, values of ``kind``."""
+        value = self.values.get(key)
+        if value is None:
+            return {}
+        if isinstance(value, str):
+            value = [value]
+        pairs: list[tuple[str, object]] = []
+        if isinstance(value, Mapping):
+            pairs = [(str(k), v) for k, v in value.items()]
+        elif isinstance(value, list):
+            for item in value:
+                column, sep, text = str(item).partition("=")
+                if not sep or not column:
+                    raise InputError(
+                        f"{self.where}: {key} entry '{item}' is not of the form COL=VALUE"
+                    )
+                pairs.append((column, text))
+        else:
+            raise self._bad(key, "a table or a list of COL=VALUE strings")
+        result: dict[str, int | float] = {}
+        for column, raw in pairs:
+            try:
+                number = kind(raw) if isinstance(raw, str) else raw
+            except ValueError:
+                raise InputError(
+                    f"{self.where}: {key} of '{column}': '{raw}' is not a number"
+                ) from None
+            if isinstance(number, bool) or not isinstance(number, int | float):
+                raise InputError(f"{self.where}: {key} of '{column}' must be a number, got {raw!r}")
+            result[column] = number
+        return result
+
     def path(self, key: str, base_dir: Path) -> Path | None:
         value = self.text(key)
         return None if value is None else base_dir / value
@@ -325,6 +393,9 @@ def job_from_options(
         metric=opts.text("metric"),
         policy=opts.text("policy"),
         time_limit=opts.number("time-limit"),
+        weights={c: float(w) for c, w in opts.per_column("weight", float).items()},
+        min_levels=cast(dict[str, int], opts.per_column("min-level", int)),
+        max_levels=cast(dict[str, int], opts.per_column("max-level", int)),
         seed=opts.integer("seed"),
         base_dir=base_dir,
     )

@@ -275,3 +275,20 @@ def test_parquet_in_and_out(files: Path) -> None:
     released = pl.read_parquet(files / "out.parquet")
     assert released.columns == ["race", "zip", "disease"]
     assert released.group_by(["race", "zip"]).len()["len"].min() >= 2
+
+
+def test_weight_and_level_flags(files: Path) -> None:
+    args = _anonymize_args(
+        files, "--min-level", "race=1", "--weight", "zip=0.5", "--max-level", "zip=1"
+    )
+    assert main(args) == 0
+    report = json.loads((files / "report.json").read_text())
+    assert report["transformation"]["race"] == 1 and report["transformation"]["zip"] <= 1
+    assert report["weights"] == {"race": 1.0, "zip": 0.5}
+    assert report["min_levels"] == {"race": 1} and report["max_levels"] == {"zip": 1}
+
+
+def test_weight_flag_errors(files: Path, capsys) -> None:
+    _expect_bad_input(_anonymize_args(files, "--weight", "zip"), capsys, "COL=VALUE")
+    _expect_bad_input(_anonymize_args(files, "--weight", "zip=x"), capsys, "not a number")
+    _expect_bad_input(_anonymize_args(files, "--min-level", "zip=9"), capsys, "above the height")

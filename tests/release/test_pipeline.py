@@ -178,3 +178,44 @@ def test_every_release_is_k_anonymous_within_maxsup(problem, k, max_sup, seed) -
         assert table.height - result.table.height == result.suppressed_rows <= max_sup
         if result.table.height:  # MaxSup may allow suppressing every row
             assert kanonym.check(result.table, list(hs), k).k_anonymous
+
+
+def test_min_and_max_levels_bound_the_choice(samarati) -> None:
+    table, hs = samarati
+    result = kanonym.anonymize(
+        table, quasi_identifiers=hs, k=2, max_suppressed_rows=2, min_levels={"race": 1}, seed=1
+    )
+    assert result.transformation["race"] == 1
+    capped = kanonym.anonymize(
+        table, quasi_identifiers=hs, k=2, max_suppressed_rows=0, max_levels={"zip": 1}, seed=1
+    )
+    # Without suppression [0,2] and [1,1] are minimal; capping ZIP at 1 leaves [1,1].
+    assert capped.transformation == {"race": 1, "zip": 1}
+    assert capped.report()["max_levels"] == {"zip": 1}
+
+
+def test_weights_steer_the_optimum(samarati) -> None:
+    table, hs = samarati
+    # Unweighted loss prefers GT[0,1]; making ZIP's loss cost nothing prefers
+    # generalizing ZIP fully (GT[0,2]: nothing suppressed, race kept).
+    result = kanonym.anonymize(
+        table, quasi_identifiers=hs, k=2, max_suppressed_rows=2, weights={"zip": 0.0}, seed=1
+    )
+    assert result.transformation == {"race": 0, "zip": 2}
+    assert result.report()["weights"] == {"race": 1.0, "zip": 0.0}
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"weights": {"age": 1.0}}, "not a quasi-identifier"),
+        ({"weights": {"zip": -1.0}}, "weight of 'zip'"),
+        ({"min_levels": {"zip": 2}, "max_levels": {"zip": 1}}, "above its max-level"),
+        ({"max_levels": {"zip": 5}}, "above the height"),
+        ({"min_levels": {"race": 1.5}}, "whole number"),
+    ],
+)
+def test_bad_bounds_and_weights(samarati, options, message) -> None:
+    table, hs = samarati
+    with pytest.raises(InputError, match=message):
+        kanonym.anonymize(table, quasi_identifiers=hs, k=2, **options)

@@ -88,6 +88,19 @@ def _build_parser() -> _Parser:
     run.add_argument("--output", help="release file (.csv or .parquet)")
     run.add_argument("--report", help="report JSON file")
     run.add_argument(
+        "--weight",
+        nargs="+",
+        action="extend",
+        metavar="COL=W",
+        help="weight of a quasi-identifier in entropy, loss, precision and height (default 1)",
+    )
+    run.add_argument(
+        "--min-level", nargs="+", action="extend", metavar="COL=L", help="least level allowed"
+    )
+    run.add_argument(
+        "--max-level", nargs="+", action="extend", metavar="COL=L", help="greatest level allowed"
+    )
+    run.add_argument(
         "--quiet", action="store_true", help="no progress bar, nothing printed on success"
     )
 
@@ -129,6 +142,9 @@ _JOB_FLAGS = (
     "metric",
     "policy",
     "time_limit",
+    "weight",
+    "min_level",
+    "max_level",
     "delimiter",
     "seed",
     "output",

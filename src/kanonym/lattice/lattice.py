@@ -7,6 +7,10 @@ Distance vectors ordered componentwise form a lattice whose bottom is the
 original table and whose top suppresses every quasi-identifier to its root.
 The *height* of a node is ``sum(d_i)``.
 
+A lattice may be bounded below and above per attribute (``lower``, and
+``heights`` as the upper bound), a box of distance vectors: a data holder may
+require at least or at most so much generalization of an attribute.
+
 Nodes are frozen tuples of levels. Each node also has an integer index in
 mixed radix (the last attribute varies fastest), which orders nodes
 lexicographically and lets whole-lattice questions be answered with NumPy.
@@ -31,30 +35,40 @@ Node = tuple[int, ...]
 
 @dataclass(frozen=True)
 class Lattice:
-    """The lattice of distance vectors below ``heights`` (the top node)."""
+    """The distance vectors between ``lower`` (default all 0) and ``heights`` (the top)."""
 
     heights: tuple[int, ...]
+    lower: tuple[int, ...] = ()
     strides: tuple[int, ...] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        if any(h < 0 for h in self.heights):
-            raise ValueError(f"lattice heights must be >= 0, got {self.heights}")
+        if not self.lower:
+            object.__setattr__(self, "lower", tuple(0 for _ in self.heights))
+        if len(self.lower) != len(self.heights) or any(
+            not 0 <= low <= high for low, high in zip(self.lower, self.heights, strict=True)
+        ):
+            raise ValueError(f"need 0 <= lower <= heights, got {self.lower} and {self.heights}")
         strides = []
         step = 1
-        for h in reversed(self.heights):
+        for span in reversed(self.spans):
             strides.append(step)
-            step *= h + 1
+            step *= span
         object.__setattr__(self, "strides", tuple(reversed(strides)))
 
     @property
+    def spans(self) -> tuple[int, ...]:
+        """Number of levels each attribute may take."""
+        return tuple(h - low + 1 for low, h in zip(self.lower, self.heights, strict=True))
+
+    @property
     def size(self) -> int:
-        """Number of nodes: the product of (height + 1) over attributes."""
-        return math.prod(h + 1 for h in self.heights)
+        """Number of nodes: the product of the spans."""
+        return math.prod(self.spans)
 
     @property
     def bottom(self) -> Node:
-        """The original table: every attribute at level 0."""
-        return tuple(0 for _ in self.heights)
+        """The least generalized node (the original table when unbounded)."""
+        return self.lower
 
     @property
     def top(self) -> Node:
@@ -66,18 +80,26 @@ class Lattice:
         """Height of the top node."""
         return sum(self.heights)
 
+    @property
+    def min_height(self) -> int:
+        """Height of the bottom node."""
+        return sum(self.lower)
+
     def index(self, node: Node) -> int:
         """Mixed-radix index of ``node``."""
-        return sum(level * stride for level, stride in zip(node, self.strides, strict=True))
+        return sum(
+            (level - low) * stride
+            for level, low, stride in zip(node, self.lower, self.strides, strict=True)
+        )
 
     def node(self, index: int) -> Node:
         """The node with mixed-radix ``index``."""
         levels = []
-        for stride, h in zip(self.strides, self.heights, strict=True):
-            level, index = divmod(index, stride)
-            if level > h:
+        for stride, low, span in zip(self.strides, self.lower, self.spans, strict=True):
+            digit, index = divmod(index, stride)
+            if digit >= span:
                 raise IndexError("node index out of range")
-            levels.append(level)
+            levels.append(low + digit)
         return tuple(levels)
 
     def successors(self, node: Node) -> list[Node]:
@@ -90,13 +112,18 @@ class Lattice:
 
     def predecessors(self, node: Node) -> list[Node]:
         """Direct specializations: one attribute one level lower."""
-        return [(*node[:d], node[d] - 1, *node[d + 1 :]) for d in range(len(node)) if node[d] > 0]
+        return [
+            (*node[:d], node[d] - 1, *node[d + 1 :])
+            for d in range(len(node))
+            if node[d] > self.lower[d]
+        ]
 
     @cached_property
     def levels(self) -> npt.NDArray[np.int16]:
         """``(size, m)`` array: row i holds the levels of the node with index i."""
-        grids = np.indices(tuple(h + 1 for h in self.heights), dtype=np.int16)
-        return grids.reshape(len(self.heights), -1).T.copy()
+        grids = np.indices(self.spans, dtype=np.int16)
+        offsets = np.asarray(self.lower, dtype=np.int16)
+        return grids.reshape(len(self.heights), -1).T + offsets
 
     @cached_property
     def level_columns(self) -> tuple[npt.NDArray[np.int16], ...]:

@@ -42,8 +42,10 @@ class NodeStatus:
     def mark_satisfied(self, node: Node) -> None:
         """``node`` satisfies the model: so does every generalization of it."""
         above = self.values == UNKNOWN
-        for column, level in zip(self.lattice.level_columns, node, strict=True):
-            if level > 0:  # every node is at level >= 0: nothing to compare
+        for column, level, low in zip(
+            self.lattice.level_columns, node, self.lattice.lower, strict=True
+        ):
+            if level > low:  # every node is at least at the lower bound
                 above &= column >= level
         self.values[above] = SATISFIED
 
@@ -73,7 +75,7 @@ class NodeStatus:
         minimal = satisfied.copy()
         levels = self.lattice.levels
         for d, stride in enumerate(self.lattice.strides):
-            has_predecessor = levels[:, d] > 0
+            has_predecessor = levels[:, d] > self.lattice.lower[d]
             predecessor_satisfied = np.zeros_like(satisfied)
             predecessor_satisfied[has_predecessor] = satisfied[
                 np.flatnonzero(has_predecessor) - stride

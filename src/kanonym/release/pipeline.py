@@ -133,6 +133,9 @@ class Result:
             "policy": config.policy,
             "proven_optimal": self.proven_optimal,
             "time_limit": config.time_limit,
+            "weights": {name: config.weights.get(name, 1.0) for name in self.hierarchies},
+            "min_levels": dict(config.min_levels),
+            "max_levels": dict(config.max_levels),
             "seed": self.seed,
             "nodes_checked": self.nodes_checked,
             "verified": True,
@@ -185,6 +188,25 @@ def declare(table: Table, config: AnonymizationConfig) -> dict[str, Hierarchy]:
         )
         for name, spec in config.hierarchies.items()
     }
+
+
+def level_bounds(
+    config: AnonymizationConfig, hierarchies: Mapping[str, Hierarchy]
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Per quasi-identifier, the least and greatest level the search may choose."""
+    lower, upper = [], []
+    for name, hierarchy in hierarchies.items():
+        low = config.min_levels.get(name, 0)
+        high = config.max_levels.get(name, hierarchy.height)
+        for what, level in (("min-level", low), ("max-level", high)):
+            if level > hierarchy.height:
+                raise InputError(
+                    f"{what} {level} of '{name}' is above the height {hierarchy.height} "
+                    f"of hierarchy {hierarchy.name}"
+                )
+        lower.append(low)
+        upper.append(high)
+    return tuple(lower), tuple(upper)
 
 
 def measure_solution(
@@ -276,7 +298,13 @@ def _run(
     encoded = encode(table.frame, hierarchies)
     max_suppressed = config.suppression.max_rows(table.frame.height)
     evaluator = NodeEvaluator(encoded, [KAnonymity(k=config.k)], max_suppressed_rows=max_suppressed)
-    context = MetricContext(encoded=encoded, frequency_set=evaluator.frequency_set, k=config.k)
+    context = MetricContext(
+        encoded=encoded,
+        frequency_set=evaluator.frequency_set,
+        k=config.k,
+        weights=tuple(config.weights.get(name, 1.0) for name in encoded.names),
+    )
+    lower, upper = level_bounds(config, hierarchies)
     stopwatch.lap("encode")
     outcome = run_search(
         ALGORITHMS[config.algorithm],
@@ -284,6 +312,8 @@ def _run(
         policy=config.policy,
         metric=None if config.metric is None else make_metric(config.metric, context),
         control=SearchControl.with_time_limit(config.time_limit, on_progress),
+        lower=lower,
+        upper=upper,
     )
     nodes_checked = evaluator.checks
     stopwatch.lap("search")
@@ -323,6 +353,9 @@ def anonymize(
     metric: str | None = None,
     policy: str | None = None,
     time_limit: float | None = None,
+    weights: Mapping[str, float] | None = None,
+    min_levels: Mapping[str, int] | None = None,
+    max_levels: Mapping[str, int] | None = None,
     seed: int | None = None,
     delimiter: str | None = None,
     on_progress: Callable[[Progress], None] | None = None,
@@ -348,6 +381,9 @@ def anonymize(
             metric=metric,
             policy=policy,
             time_limit=time_limit,
+            weights=weights or {},
+            min_levels=min_levels or {},
+            max_levels=max_levels or {},
             seed=seed,
         )
     started = time.perf_counter()

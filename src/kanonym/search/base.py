@@ -119,15 +119,21 @@ def run_search(
     policy: str | None = None,
     metric: UtilityMetric | None = None,
     control: SearchControl | None = None,
+    lower: tuple[int, ...] = (),
+    upper: tuple[int, ...] = (),
 ) -> SearchOutcome:
-    """Run ``algorithm``; rank by ``policy`` (minimal, samarati) or ``metric`` (optimal)."""
+    """Run ``algorithm``; rank by ``policy`` (minimal, samarati) or ``metric`` (optimal).
+
+    ``lower`` and ``upper`` bound each attribute's level (default: 0 and the
+    hierarchy's height): the search sees only that box of the lattice.
+    """
     control = control or SearchControl()
     if algorithm.uses_metric and metric is None:
         raise InputError(f"algorithm '{algorithm.name}' needs a utility metric")
     if not algorithm.uses_metric and policy is None:
         raise InputError(f"algorithm '{algorithm.name}' needs a preference policy")
     _require_monotone(evaluator)
-    lattice = Lattice(evaluator.encoded.heights)
+    lattice = Lattice(upper or evaluator.encoded.heights, lower)
     if lattice.size > MAX_LATTICE_SIZE:
         raise InputError(
             f"the generalization lattice has {lattice.size:,} nodes, more than the "

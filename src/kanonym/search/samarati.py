@@ -48,7 +48,7 @@ class SamaratiSearch:
         def exists_at(height: int) -> bool:
             return any(decide(n, status, evaluator) for n in lattice.nodes_at_height(height))
 
-        low, high = 0, lattice.max_height
+        low, high = lattice.min_height, lattice.max_height
         if not exists_at(high):
             return []
         while low < high:
