@@ -70,8 +70,11 @@ class _Optimizer:
         )
         self.best: NodeEvaluation | None = None
         # Checks of nodes that cannot win: useful when they fail (they tag a
-        # down-set), wasted when they satisfy. Paths pass such nodes only while
-        # that has paid off at least half the time.
+        # down-set), wasted when they satisfy. Without suppression most of the
+        # lower lattice fails, so paths always pass such nodes; with
+        # suppression, only while that has paid off at least half the time
+        # (benchmarks/README.md has the measurements).
+        self.always_pass = not suppressing
         self.useful = 0
         self.wasted = 0
 
@@ -120,12 +123,13 @@ class _Optimizer:
         """An upward path of undecided nodes from ``start``.
 
         The path may pass nodes that cannot beat the incumbent, since one of
-        them failing tags its whole specialization set as failed at once; it
-        does so only while such checks have failed at least half the time.
+        them failing tags its whole specialization set as failed at once; with
+        suppression it does so only while such checks have failed at least half
+        the time.
         """
         path = [start]
         lattice, status = self.lattice, self.status
-        passing = self.useful >= self.wasted
+        passing = self.always_pass or self.useful >= self.wasted
         while True:
             step = next(
                 (
