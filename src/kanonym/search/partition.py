@@ -38,13 +38,18 @@ import numpy.typing as npt
 from kanonym.encode import EncodedTable, FrequencySet
 from kanonym.encode.frequency import KEY_LIMIT
 from kanonym.lattice import Node
-from kanonym.search.kernels import rollup_dense, rollup_hashed
+from kanonym.search.kernels import count_dense, count_hashed, keys_direct, keys_rolled
 
 IntArray = npt.NDArray[np.int64]
 
-# A dense counter over the whole key space beats hashing while the space is at
-# most this many times the number of groups being merged (benchmarks/README.md).
-_DENSE_FACTOR = 8
+# Key spaces up to this many slots are counted in one reusable dense counter
+# (32 MiB), larger ones in a hash table (benchmarks/README.md).
+_DENSE_SLOTS = 1 << 22
+# Building a key by rolling a class up costs about 7 ns, reading a tuple's
+# precomputed codes about 1 ns, and counting either about 12 ns; so a
+# specialization serves as source only when it has under half the frequency
+# set's tuples (benchmarks/README.md).
+_ROLLUP_ADVANTAGE = 2
 
 
 @dataclass(frozen=True, eq=False)
@@ -99,6 +104,16 @@ class Rollup:
                 position += len(values)
             self.offsets.append(where)
         self.flat_maps = np.concatenate(flat) if flat else np.zeros(0, dtype=np.int64)
+        self.counter = np.zeros(1024, dtype=np.int64)
+        # Every tuple's code at every level, [attribute, level, tuple], padded to
+        # the tallest hierarchy: the direct kernel reads contiguous streams.
+        tallest = max((a.height for a in encoded.attributes), default=0) + 1
+        self.generalized = np.zeros(
+            (len(encoded.attributes), tallest, len(frequency_set.counts)), dtype=np.int32
+        )
+        for a, attribute in enumerate(encoded.attributes):
+            for level, level_map in enumerate(attribute.level_maps):
+                self.generalized[a, level] = level_map[frequency_set.codes[:, a]]
 
     def partition(self, node: Node, source: Partition) -> Partition:
         """The partition of ``node``, rolled up from ``source`` (a specialization of it)."""
@@ -120,21 +135,25 @@ class Rollup:
             codes, inverse = np.unique(np.column_stack(columns), axis=0, return_inverse=True)
             sizes = np.bincount(inverse.reshape(-1), weights=source.sizes).astype(np.int64)
             return Partition(node=node, codes=codes.astype(np.int64), sizes=sizes)
-        offsets = np.array(
-            [
-                -1 if low == high else self.offsets[a][(low, high)]
-                for a, (low, high) in enumerate(zip(source.node, node, strict=True))
-            ],
-            dtype=np.int64,
-        )
-        if space <= _DENSE_FACTOR * max(source.n_classes, 1024):
-            codes, sizes = rollup_dense(
-                source.codes, source.sizes, self.flat_maps, offsets, radices, space
-            )
+        if source.n_classes * _ROLLUP_ADVANTAGE >= self.base.n_classes:
+            source = self.base
+        if source is self.base:
+            keys = keys_direct(self.generalized, np.asarray(node, dtype=np.int64), radices)
         else:
-            codes, sizes = rollup_hashed(
-                source.codes, source.sizes, self.flat_maps, offsets, radices
+            offsets = np.array(
+                [
+                    -1 if low == high else self.offsets[a][(low, high)]
+                    for a, (low, high) in enumerate(zip(source.node, node, strict=True))
+                ],
+                dtype=np.int64,
             )
+            keys = keys_rolled(source.codes, self.flat_maps, offsets, radices)
+        if space <= _DENSE_SLOTS:
+            if len(self.counter) < space:
+                self.counter = np.zeros(max(space, 2 * len(self.counter)), dtype=np.int64)
+            codes, sizes = count_dense(keys, source.sizes, radices, self.counter)
+        else:
+            codes, sizes = count_hashed(keys, source.sizes, radices)
         return Partition(node=node, codes=codes, sizes=sizes)
 
 
