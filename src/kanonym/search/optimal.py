@@ -9,8 +9,10 @@ data"):
 
 * *Predictive tagging by monotonicity* of the privacy models: a node that
   satisfies them implies all its generalizations do, one that fails implies
-  all its specializations fail. Nodes are decided by binary search along
-  upward paths of undecided nodes, so one check often decides many nodes.
+  all its specializations fail. Nodes are decided along upward paths of
+  undecided nodes: the top of a path first (if it fails, so does the whole
+  path), then a binary search for the first satisfying node, so one check
+  often decides many nodes.
 * *Bounds on the metric*: a node whose lower bound exceeds the best score
   found so far is skipped, together with its generalizations. Bounds come from
   the levels alone (entropy, loss, precision, height) or are inherited from a
@@ -157,6 +159,10 @@ class _Optimizer:
             if known == UNKNOWN:
                 path = self.path_from(node)
                 low, high = 0, len(path)
+                # A failing top decides the whole path with one check, which
+                # is the common case among the nodes that could still win.
+                if not self.check(path[-1]):
+                    continue
                 while low < high:
                     middle = (low + high) // 2
                     if self.check(path[middle]):

@@ -43,8 +43,8 @@ from kanonym.search.kernels import count_dense, count_hashed, keys_direct, keys_
 IntArray = npt.NDArray[np.int64]
 
 # Key spaces up to this many slots are counted in one reusable dense counter
-# (32 MiB), larger ones in a hash table (benchmarks/README.md).
-_DENSE_SLOTS = 1 << 22
+# (8 MiB), larger ones in a hash table (benchmarks/README.md).
+_DENSE_SLOTS = 1 << 20
 # Building a key by rolling a class up costs about 7 ns, reading a tuple's
 # precomputed codes about 1 ns, and counting either about 12 ns; so a
 # specialization serves as source only when it has under half the frequency
