@@ -157,3 +157,12 @@ def test_round_trip_with_another_delimiter(tmp_path: Path) -> None:
     path = tmp_path / "h.csv"
     path.write_text(original.to_arx_csv(delimiter=","), encoding="utf-8", newline="")
     assert load_arx(path, delimiter=",").levels == original.levels
+
+
+def test_duplicate_leaves_are_an_error_unless_the_last_row_wins(tmp_path) -> None:
+    file = tmp_path / "age.csv"
+    file.write_text("94;[1,94];*\n95;[90,99];*\n94;[90,99];*\n")
+    with pytest.raises(HierarchyError, match="two parents"):
+        load_arx(file)
+    hierarchy = load_arx(file, duplicates="last")
+    assert hierarchy.levels == (("94", "95"), ("[90,99]", "[90,99]"), ("*", "*"))

@@ -14,13 +14,16 @@ from __future__ import annotations
 import csv
 import io
 from pathlib import Path
+from typing import Literal
 
 from kanonym.errors import HierarchyError, InputError
 from kanonym.hierarchy._values import check_delimiter, show
 from kanonym.hierarchy.hierarchy import Hierarchy
 
 
-def load_arx(path: str | Path, *, delimiter: str = ";") -> Hierarchy:
+def load_arx(
+    path: str | Path, *, delimiter: str = ";", duplicates: Literal["error", "last"] = "error"
+) -> Hierarchy:
     """Read an ARX hierarchy file into a validated :class:`Hierarchy`.
 
     Accepts CRLF or LF line ends, a missing final newline, trailing or blank
@@ -29,6 +32,12 @@ def load_arx(path: str | Path, *, delimiter: str = ";") -> Hierarchy:
     rows of different lengths raise :class:`~kanonym.errors.HierarchyError`
     naming the file, line and leaf; an unreadable file raises
     :class:`~kanonym.errors.InputError`.
+
+    A leaf listed twice with different generalizations is an error (two
+    parents) unless ``duplicates="last"``: then the later row wins, which is
+    what ARX does when it reads such a file (it stores rows in file order,
+    each overwriting the previous one for the same value). That is a choice
+    made for compatibility with files written for ARX, never a default.
 
     Example:
         >>> import pathlib, tempfile
@@ -46,6 +55,12 @@ def load_arx(path: str | Path, *, delimiter: str = ";") -> Hierarchy:
             f"{file}: cannot read hierarchy file: {error.strerror or type(error).__name__}"
         ) from error
     rows = _parse_rows(_decode(raw), file, delimiter)
+    if duplicates == "last":
+        # Keep each leaf's last row, in the order the leaves first appeared.
+        last = {row[0]: row for row in rows}
+        rows = list(last.values())
+    elif duplicates != "error":
+        raise ValueError(f"duplicates must be 'error' or 'last', got {duplicates!r}")
     unique = list(dict.fromkeys(rows))
     return Hierarchy(name=str(file), levels=tuple(zip(*unique, strict=True)))
 

@@ -40,6 +40,37 @@ def _per_level_sums(
     return total
 
 
+class _LevelTableMetric:
+    """A metric that adds, over attributes, a weighted value per level.
+
+    Such a metric depends on the levels alone: its node bound is its exact
+    score, and it is monotone whenever each table never decreases with the
+    level. Subclasses fill ``tables[attribute][level]``.
+    """
+
+    monotone_with_suppression = True
+    monotone_without_suppression = True
+
+    def __init__(self, context: MetricContext, tables: list[list[float]]) -> None:
+        self.context = context
+        self.tables = tables
+
+    def node_bounds(self, levels: npt.NDArray[np.int16]) -> FloatArray | None:
+        """The exact score of every node."""
+        return _per_level_sums(self.tables, self.context.weights, levels)
+
+    def inherited_bound(self, classes: ClassView) -> float | None:
+        """None: the node bound is already exact."""
+        return None
+
+    def score(self, node: Node, classes: ClassView) -> float:
+        """Weighted sum over attributes of the table value at the node's level."""
+        return math.fsum(
+            w * t[level]
+            for w, t, level in zip(self.context.weights, self.tables, node, strict=True)
+        )
+
+
 class DiscernibilityStar:
     """DM*: the sum of squared sizes of all classes, suppressed rows counted in their classes.
 
@@ -104,7 +135,7 @@ class Discernibility:
         return float(np.dot(kept, kept)) + self.context.n_rows * classes.suppressed_rows
 
 
-class NonUniformEntropy:
+class NonUniformEntropy(_LevelTableMetric):
     """Non-uniform entropy (Gionis & Tassa 2009; ARX's precomputed entropy metric).
 
     For each quasi-identifier and each original value v,
@@ -115,12 +146,9 @@ class NonUniformEntropy:
     """
 
     name = "entropy"
-    monotone_with_suppression = True
-    monotone_without_suppression = True
 
     def __init__(self, context: MetricContext) -> None:
-        self.context = context
-        self.tables: list[list[float]] = []
+        tables: list[list[float]] = []
         for a, attribute in enumerate(context.encoded.attributes):
             leaf = context.level_counts(a, 0).astype(np.float64)
             per_level = []
@@ -129,22 +157,8 @@ class NonUniformEntropy:
                 ratio = generalized[attribute.level_maps[level]] / leaf
                 # Values absent from the data (count 0) cannot occur: codes are dense.
                 per_level.append(float(np.sum(leaf * np.log2(ratio))))
-            self.tables.append(per_level)
-
-    def node_bounds(self, levels: npt.NDArray[np.int16]) -> FloatArray | None:
-        """The exact entropy of every node."""
-        return _per_level_sums(self.tables, self.context.weights, levels)
-
-    def inherited_bound(self, classes: ClassView) -> float | None:
-        """None: the node bound is already exact."""
-        return None
-
-    def score(self, node: Node, classes: ClassView) -> float:
-        """Sum over attributes of the precomputed entropy at the node's level."""
-        return math.fsum(
-            w * t[level]
-            for w, t, level in zip(self.context.weights, self.tables, node, strict=True)
-        )
+            tables.append(per_level)
+        super().__init__(context, tables)
 
 
 class Loss:
@@ -214,7 +228,7 @@ class Loss:
         return total / self._normalizer()
 
 
-class Precision:
+class Precision(_LevelTableMetric):
     """Precision loss, ``1 - Prec`` (Sweeney 2002, "Achieving k-anonymity privacy protection").
 
     ``1 - Prec = (sum over QIs of w_a * level_a / height_a) / sum(w_a)``;
@@ -223,34 +237,17 @@ class Precision:
     """
 
     name = "precision"
-    monotone_with_suppression = True
-    monotone_without_suppression = True
 
     def __init__(self, context: MetricContext) -> None:
-        self.context = context
         total = float(sum(context.weights))
-        self.tables = [
+        tables = [
             [
                 level / a.height / total if a.height and total else 0.0
                 for level in range(a.height + 1)
             ]
             for a in context.encoded.attributes
         ]
-
-    def node_bounds(self, levels: npt.NDArray[np.int16]) -> FloatArray | None:
-        """The exact score of every node."""
-        return _per_level_sums(self.tables, self.context.weights, levels)
-
-    def inherited_bound(self, classes: ClassView) -> float | None:
-        """None: the node bound is exact."""
-        return None
-
-    def score(self, node: Node, classes: ClassView) -> float:
-        """Weighted mean relative level."""
-        return math.fsum(
-            w * t[level]
-            for w, t, level in zip(self.context.weights, self.tables, node, strict=True)
-        )
+        super().__init__(context, tables)
 
 
 class AverageClassSize:
@@ -284,30 +281,16 @@ class AverageClassSize:
         return float(kept.sum()) / len(kept) / self.context.k
 
 
-class Height:
+class Height(_LevelTableMetric):
     """Generalization height: the weighted sum of levels (Samarati 2001's absolute distance).
 
     Depends on the levels alone; monotone.
     """
 
     name = "height"
-    monotone_with_suppression = True
-    monotone_without_suppression = True
 
     def __init__(self, context: MetricContext) -> None:
-        self.context = context
-        self.tables = [
+        tables = [
             [float(level) for level in range(a.height + 1)] for a in context.encoded.attributes
         ]
-
-    def node_bounds(self, levels: npt.NDArray[np.int16]) -> FloatArray | None:
-        """The exact height of every node."""
-        return _per_level_sums(self.tables, self.context.weights, levels)
-
-    def inherited_bound(self, classes: ClassView) -> float | None:
-        """None: the node bound is exact."""
-        return None
-
-    def score(self, node: Node, classes: ClassView) -> float:
-        """Weighted sum of levels."""
-        return math.fsum(w * level for w, level in zip(self.context.weights, node, strict=True))
+        super().__init__(context, tables)
