@@ -30,6 +30,25 @@ from kanonym.lattice import Node
 from kanonym.metrics.base import ClassView, FloatArray, MetricContext
 
 
+def _class_count_bound(context: MetricContext, levels: npt.NDArray[np.int16]) -> FloatArray:
+    """For every node, ``n^2 / (most classes it can have)``: a lower bound on DM*.
+
+    Sizes summing to n over C classes have squares summing to at least n^2/C
+    (convexity), and a node has at most as many classes as it has combinations
+    of generalized values, and no more than the frequency set has tuples. That
+    count never grows under generalization, so the bound is monotone.
+    """
+    combinations = np.ones(levels.shape[0], dtype=np.float64)
+    for a, attribute in enumerate(context.encoded.attributes):
+        per_level = np.array(
+            [attribute.cardinality(level) for level in range(attribute.height + 1)],
+            dtype=np.float64,
+        )
+        combinations *= per_level[levels[:, a]]
+    most_classes = np.minimum(combinations, float(len(context.frequency_set.counts)))
+    return float(context.n_rows) ** 2 / most_classes
+
+
 def _per_level_sums(
     tables: list[list[float]], weights: tuple[float, ...], levels: npt.NDArray[np.int16]
 ) -> FloatArray:
@@ -90,8 +109,8 @@ class DiscernibilityStar:
         self.context = context
 
     def node_bounds(self, levels: npt.NDArray[np.int16]) -> FloatArray | None:
-        """None: DM* needs the classes."""
-        return None
+        """``n^2`` over the most classes each node can have (see ``_class_count_bound``)."""
+        return _class_count_bound(self.context, levels)
 
     def inherited_bound(self, classes: ClassView) -> float | None:
         """DM* itself, since it is monotone."""
@@ -121,8 +140,8 @@ class Discernibility:
         self.context = context
 
     def node_bounds(self, levels: npt.NDArray[np.int16]) -> FloatArray | None:
-        """None: DM needs the classes."""
-        return None
+        """DM*'s bound, since DM >= DM*."""
+        return _class_count_bound(self.context, levels)
 
     def inherited_bound(self, classes: ClassView) -> float | None:
         """DM* of the node, a lower bound on DM of every generalization."""
