@@ -1,53 +1,105 @@
-"""The reported measures, on Samarati's example and by hand."""
+"""Every reported measure on Samarati's example, GT[0,1] with k=2 and MaxSup=2.
+
+GT[0,1] keeps race and generalizes ZIP one step: classes asian/9414* (2 rows),
+asian/9413* (3), black/9413* (2), white/9413* (1), white/9414* (1); the two
+singleton classes are suppressed, so 7 of 9 rows are released.
+"""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pytest
 
+from kanonym.encode import FrequencySet, encode
 from kanonym.metrics import (
-    average_class_size,
+    METRICS,
+    ClassView,
+    MetricContext,
     completeness,
-    discernibility,
-    precision,
+    make_metric,
     precision_by_attribute,
-    solution_metrics,
+    report_measures,
 )
 
+NODE = (0, 1)
+SIZES = np.array([2, 3, 2, 1, 1])
+KEPT = SIZES >= 2
 
-def test_precision_is_one_minus_mean_relative_level() -> None:
-    assert precision((1, 0), (1, 2)) == pytest.approx(0.5)
-    assert precision((0, 1), (1, 2)) == pytest.approx(0.75)
-    assert precision((0, 0), (3, 4)) == 1.0
+
+@pytest.fixture
+def context(samarati) -> MetricContext:
+    table, hs = samarati
+    encoded = encode(table, hs)
+    return MetricContext(
+        encoded=encoded, frequency_set=FrequencySet.from_codes(encoded.row_code_matrix()), k=2
+    )
+
+
+def _view(context: MetricContext) -> ClassView:
+    # Codes of the five classes at GT[0,1]: race (asian 0, black 1, white 2), ZIP
+    # at level 1 (9413* 0, 9414* 1), in the order of SIZES.
+    codes = np.array([[0, 1], [0, 0], [1, 0], [2, 0], [2, 1]])
+    return ClassView(SIZES, KEPT, codes)
+
+
+def test_known_values(context) -> None:
+    view = _view(context)
+    scores = {name: make_metric(name, context).score(NODE, view) for name in METRICS}
+    assert scores["dm-star"] == 4 + 9 + 4 + 1 + 1
+    assert scores["dm"] == 4 + 9 + 4 + 2 * 9
+    # ZIP counts 94138:1, 94139:5, 94141:2, 94142:1; 9413*: 6, 9414*: 3; race unchanged.
+    entropy = math.log2(6) + 5 * math.log2(6 / 5) + 2 * math.log2(3 / 2) + math.log2(3)
+    assert scores["entropy"] == pytest.approx(entropy)
+    # 7 released ZIP cells cover 2 of 4 values: (2-1)/(4-1) each; 2 rows x 2 cells suppressed.
+    assert scores["loss"] == pytest.approx((7 / 3 + 4) / 18)
+    assert scores["precision"] == pytest.approx(0.25)  # 1 - precision, (0/1 + 1/2) / 2
+    assert scores["aecs"] == pytest.approx(7 / 3 / 2)
+    assert scores["height"] == 1
+
+
+def test_node_bounds_bound_scores_and_are_monotone(context) -> None:
+    from kanonym.lattice import Lattice
+
+    lattice = Lattice(context.encoded.heights)
+    view = _view(context)
+    for name in METRICS:
+        metric = make_metric(name, context)
+        bounds = metric.node_bounds(lattice.levels)
+        if bounds is None:
+            continue
+        assert bounds[lattice.index(NODE)] <= metric.score(NODE, view) + 1e-12
+        for i in range(lattice.size):
+            for successor in lattice.successors(lattice.node(i)):
+                assert bounds[lattice.index(successor)] >= bounds[i] - 1e-12
+
+
+def test_weights_scale_the_additive_metrics(samarati) -> None:
+    table, hs = samarati
+    encoded = encode(table, hs)
+    fs = FrequencySet.from_codes(encoded.row_code_matrix())
+    plain = MetricContext(encoded=encoded, frequency_set=fs, k=2)
+    zip_only = MetricContext(encoded=encoded, frequency_set=fs, k=2, weights=(0.0, 1.0))
+    view = _view(plain)
+    assert make_metric("height", zip_only).score((1, 1), view) == 1
+    assert make_metric("precision", zip_only).score(NODE, view) == pytest.approx(0.5)
+    with pytest.raises(ValueError):
+        MetricContext(encoded=encoded, frequency_set=fs, weights=(1.0,))
+
+
+def test_report_measures() -> None:
     assert precision_by_attribute((1, 1), (2, 0), ("a", "b")) == {"a": 0.5, "b": 1.0}
-
-
-def test_completeness_and_discernibility() -> None:
     assert completeness(2, 9) == pytest.approx(7 / 9)
-    # Released classes of 2, 3 and 2 rows, two rows suppressed, n = 9.
-    assert discernibility(np.array([2, 3, 2]), 2, 9) == 4 + 9 + 4 + 2 * 9
-
-
-def test_average_class_size() -> None:
-    assert average_class_size(7, 3, 2) == pytest.approx(7 / 6)
-    assert average_class_size(0, 0, 2) is None
-
-
-def test_solution_metrics_keys_for_samarati_gt01() -> None:
-    metrics = solution_metrics(
-        node=(0, 1),
+    measures = report_measures(
+        node=NODE,
         heights=(1, 2),
         names=("race", "zip"),
-        released_sizes=np.array([2, 3, 2]),
+        released_sizes=SIZES[KEPT],
         suppressed_rows=2,
-        k=2,
     )
-    assert metrics == {
-        "precision": pytest.approx(0.75),
+    assert measures == {
         "precision_by_attribute": {"race": 1.0, "zip": 0.5},
         "completeness": pytest.approx(7 / 9),
-        "dm": 35,
         "equivalence_classes": 3,
-        "aecs": pytest.approx(7 / 3 / 2),
-        "height": 1,
     }

@@ -1,14 +1,7 @@
 """Utility metrics and the measures reported for every solution."""
 
 from kanonym.metrics.base import ClassView, MetricContext, UtilityMetric
-from kanonym.metrics.measures import (
-    average_class_size,
-    completeness,
-    discernibility,
-    precision,
-    precision_by_attribute,
-    solution_metrics,
-)
+from kanonym.metrics.measures import completeness, precision_by_attribute, report_measures
 from kanonym.metrics.utility import (
     AverageClassSize,
     Discernibility,
@@ -49,11 +42,8 @@ __all__ = [
     "NonUniformEntropy",
     "Precision",
     "UtilityMetric",
-    "average_class_size",
     "completeness",
-    "discernibility",
     "make_metric",
-    "precision",
     "precision_by_attribute",
-    "solution_metrics",
+    "report_measures",
 ]

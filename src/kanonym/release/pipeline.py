@@ -29,7 +29,7 @@ from kanonym.errors import InputError
 from kanonym.hierarchy import Hierarchy, resolve
 from kanonym.io import CsvDialect, Table, format_for, load, serialize, write_atomic
 from kanonym.lattice import Node
-from kanonym.metrics import METRICS, MetricContext, make_metric, solution_metrics
+from kanonym.metrics import METRICS, MetricContext, make_metric, report_measures
 from kanonym.models import KAnonymity
 from kanonym.report import SCHEMA_VERSION, render_json
 from kanonym.search import (
@@ -54,7 +54,7 @@ class Solution:
     Attributes:
         transformation: quasi-identifier -> hierarchy level.
         suppressed_rows: rows its minimal required suppression removes.
-        metrics: the measures of :func:`kanonym.metrics.solution_metrics`.
+        metrics: every utility metric plus :func:`kanonym.metrics.report_measures`.
     """
 
     transformation: dict[str, int]
@@ -216,13 +216,12 @@ def measure_solution(
     node = evaluation.node
     encoded = context.encoded
     view = evaluator.view(node)
-    metrics = solution_metrics(
+    metrics = report_measures(
         node=node,
         heights=encoded.heights,
         names=encoded.names,
         released_sizes=view.sizes[view.satisfied],
         suppressed_rows=evaluation.suppressed_rows,
-        k=context.k,
     )
     for name in METRICS:
         score = make_metric(name, context).score(node, view)
