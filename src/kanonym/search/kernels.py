@@ -75,32 +75,39 @@ def _decode(keys: IntArray, radices: IntArray) -> IntArray:
 @njit(cache=True, nogil=True)
 def count_dense(
     keys: IntArray, sizes: IntArray, radices: IntArray, counter: IntArray
-) -> tuple[IntArray, IntArray]:
-    """Codes and sizes of the distinct keys, counted in ``counter`` (all zero, >= key space).
+) -> tuple[IntArray, IntArray, IntArray]:
+    """Group rows by key with a dense array ``counter`` (all zero, >= key space).
 
-    Only the slots touched are visited again, and they are zeroed before
-    returning, so one counter serves every call at a cost independent of the
-    key space.
+    Returns each class's codes and size, and each row's class. The counter
+    holds class number + 1 for the keys seen; only those slots are visited
+    again, and zeroed before returning, so one counter serves every call at a
+    cost independent of the key space.
     """
-    touched = np.empty(keys.shape[0], dtype=np.int64)
+    n = keys.shape[0]
+    class_keys = np.empty(n, dtype=np.int64)
+    class_sizes = np.zeros(n, dtype=np.int64)
+    class_of = np.empty(n, dtype=np.int64)
     distinct = 0
-    for i in range(keys.shape[0]):
+    for i in range(n):
         key = keys[i]
-        if counter[key] == 0:
-            touched[distinct] = key
+        number = counter[key]
+        if number == 0:
+            class_keys[distinct] = key
             distinct += 1
-        counter[key] += sizes[i]
-    out_keys = touched[:distinct].copy()
-    out_sizes = np.empty(distinct, dtype=np.int64)
+            number = distinct
+            counter[key] = number
+        class_of[i] = number - 1
+        class_sizes[number - 1] += sizes[i]
     for j in range(distinct):
-        out_sizes[j] = counter[out_keys[j]]
-        counter[out_keys[j]] = 0
-    return _decode(out_keys, radices), out_sizes
+        counter[class_keys[j]] = 0
+    return _decode(class_keys[:distinct], radices), class_sizes[:distinct].copy(), class_of
 
 
 @njit(cache=True, nogil=True)
-def count_hashed(keys: IntArray, sizes: IntArray, radices: IntArray) -> tuple[IntArray, IntArray]:
-    """Codes and sizes of the distinct keys, counted in a hash table (linear probing)."""
+def count_hashed(
+    keys: IntArray, sizes: IntArray, radices: IntArray
+) -> tuple[IntArray, IntArray, IntArray]:
+    """Group rows by key with a hash table (linear probing); as :func:`count_dense`."""
     n = keys.shape[0]
     bits = 1
     while (1 << bits) < 2 * n:
@@ -108,7 +115,10 @@ def count_hashed(keys: IntArray, sizes: IntArray, radices: IntArray) -> tuple[In
     capacity = 1 << bits
     mask = capacity - 1
     table_keys = np.full(capacity, _EMPTY, dtype=np.int64)
-    table_sizes = np.zeros(capacity, dtype=np.int64)
+    table_class = np.empty(capacity, dtype=np.int64)
+    class_keys = np.empty(n, dtype=np.int64)
+    class_sizes = np.zeros(n, dtype=np.int64)
+    class_of = np.empty(n, dtype=np.int64)
     distinct = 0
     for i in range(n):
         key = keys[i]
@@ -117,14 +127,21 @@ def count_hashed(keys: IntArray, sizes: IntArray, radices: IntArray) -> tuple[In
             slot = (slot + 1) & mask
         if table_keys[slot] == _EMPTY:
             table_keys[slot] = key
+            table_class[slot] = distinct
+            class_keys[distinct] = key
             distinct += 1
-        table_sizes[slot] += sizes[i]
-    out_keys = np.empty(distinct, dtype=np.int64)
-    out_sizes = np.empty(distinct, dtype=np.int64)
-    j = 0
-    for slot in range(capacity):
-        if table_keys[slot] != _EMPTY:
-            out_keys[j] = table_keys[slot]
-            out_sizes[j] = table_sizes[slot]
-            j += 1
-    return _decode(out_keys, radices), out_sizes
+        number = table_class[slot]
+        class_of[i] = number
+        class_sizes[number] += sizes[i]
+    return _decode(class_keys[:distinct], radices), class_sizes[:distinct].copy(), class_of
+
+
+@njit(cache=True, nogil=True)
+def sum_rows(class_of: IntArray, rows: IntArray, n_classes: int) -> IntArray:
+    """Add the rows of ``rows`` (e.g. sensitive-value histograms) up per class."""
+    out = np.zeros((n_classes, rows.shape[1]), dtype=np.int64)
+    for i in range(rows.shape[0]):
+        c = class_of[i]
+        for v in range(rows.shape[1]):
+            out[c, v] += rows[i, v]
+    return out

@@ -30,7 +30,8 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -38,7 +39,7 @@ import numpy.typing as npt
 from kanonym.encode import EncodedTable, FrequencySet
 from kanonym.encode.frequency import KEY_LIMIT
 from kanonym.lattice import Node
-from kanonym.search.kernels import count_dense, count_hashed, keys_direct, keys_rolled
+from kanonym.search.kernels import count_dense, count_hashed, keys_direct, keys_rolled, sum_rows
 
 IntArray = npt.NDArray[np.int64]
 
@@ -60,11 +61,15 @@ class Partition:
         node: the node's levels.
         codes: ``(classes, attributes)`` codes of each class at the node's levels.
         sizes: rows per class.
+        histograms: per sensitive attribute, ``(classes, values)`` counts of
+            each sensitive value code in each class (empty without sensitive
+            attributes).
     """
 
     node: Node
     codes: IntArray
     sizes: IntArray
+    histograms: Mapping[str, IntArray] = field(default_factory=dict)
 
     @property
     def n_classes(self) -> int:
@@ -75,12 +80,18 @@ class Partition:
 class Rollup:
     """Computes partitions of nodes from the partition of any specialization."""
 
-    def __init__(self, encoded: EncodedTable, frequency_set: FrequencySet) -> None:
+    def __init__(
+        self,
+        encoded: EncodedTable,
+        frequency_set: FrequencySet,
+        histograms: Mapping[str, IntArray] | None = None,
+    ) -> None:
         self.encoded = encoded
         self.base = Partition(
             node=tuple(0 for _ in encoded.attributes),
             codes=np.ascontiguousarray(frequency_set.codes, dtype=np.int64),
             sizes=frequency_set.counts,
+            histograms=dict(histograms or {}),
         )
         # up[a][(low, high)] maps a level-`low` code of attribute a to its level-`high` code.
         self.up: list[dict[tuple[int, int], IntArray]] = []
@@ -133,8 +144,9 @@ class Rollup:
                 )
             ]
             codes, inverse = np.unique(np.column_stack(columns), axis=0, return_inverse=True)
-            sizes = np.bincount(inverse.reshape(-1), weights=source.sizes).astype(np.int64)
-            return Partition(node=node, codes=codes.astype(np.int64), sizes=sizes)
+            class_of = inverse.astype(np.int64).reshape(-1)
+            sizes = np.bincount(class_of, weights=source.sizes).astype(np.int64)
+            return self._with_histograms(node, codes.astype(np.int64), sizes, class_of, source)
         if source.n_classes * _ROLLUP_ADVANTAGE >= self.base.n_classes:
             source = self.base
         if source is self.base:
@@ -151,10 +163,19 @@ class Rollup:
         if space <= _DENSE_SLOTS:
             if len(self.counter) < space:
                 self.counter = np.zeros(max(space, 2 * len(self.counter)), dtype=np.int64)
-            codes, sizes = count_dense(keys, source.sizes, radices, self.counter)
+            codes, sizes, class_of = count_dense(keys, source.sizes, radices, self.counter)
         else:
-            codes, sizes = count_hashed(keys, source.sizes, radices)
-        return Partition(node=node, codes=codes, sizes=sizes)
+            codes, sizes, class_of = count_hashed(keys, source.sizes, radices)
+        return self._with_histograms(node, codes, sizes, class_of, source)
+
+    def _with_histograms(
+        self, node: Node, codes: IntArray, sizes: IntArray, class_of: IntArray, source: Partition
+    ) -> Partition:
+        # Sensitive-value histograms of merged classes add up.
+        histograms = {
+            name: sum_rows(class_of, rows, len(sizes)) for name, rows in source.histograms.items()
+        }
+        return Partition(node=node, codes=codes, sizes=sizes, histograms=histograms)
 
 
 class PartitionCache:
