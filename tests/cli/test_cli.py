@@ -222,6 +222,7 @@ def test_check_exit_codes(files: Path, capsys) -> None:
         "classes": 7,
         "rows_below_k": 6,
         "k_anonymous": False,
+        "sensitive": {},
     }
     _expect_bad_input(["check", str(files / "pt.csv"), "--qi", "age", "--k", "2"], capsys, "age")
     _expect_bad_input(["check", str(files / "pt.csv"), "--qi", "race", "--k", "0"], capsys, "k")

@@ -104,10 +104,20 @@ def _build_parser() -> _Parser:
         "--quiet", action="store_true", help="no progress bar, nothing printed on success"
     )
 
-    check = commands.add_parser("check", help="is a table k-anonymous on given columns")
+    check = commands.add_parser(
+        "check", help="is a table k-anonymous on given columns; l, t, beta, delta of others"
+    )
     check.add_argument("input")
     check.add_argument("--qi", nargs="+", action="extend", metavar="COL", required=True)
     check.add_argument("--k", type=int, required=True)
+    check.add_argument(
+        "--sensitive",
+        nargs="+",
+        action="extend",
+        metavar="COL",
+        default=[],
+        help="measure l-diversity, t-closeness, beta-likeness, delta-disclosure and (alpha,k)",
+    )
     check.add_argument("--delimiter", metavar="D")
     check.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -214,20 +224,9 @@ def _anonymize(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    summary = check(args.input, args.qi, args.k, delimiter=args.delimiter)
+    summary = check(args.input, args.qi, args.k, sensitive=args.sensitive, delimiter=args.delimiter)
     if args.json:
-        print(
-            json.dumps(
-                {
-                    "k": summary.smallest_class,
-                    "requested_k": args.k,
-                    "rows": summary.rows,
-                    "classes": summary.classes,
-                    "rows_below_k": summary.rows_below_k,
-                    "k_anonymous": summary.k_anonymous,
-                }
-            )
-        )
+        print(json.dumps(summary.as_dict()))
     else:
         verdict = "is" if summary.k_anonymous else "is NOT"
         print(
@@ -235,6 +234,9 @@ def _check(args: argparse.Namespace) -> int:
             f"smallest class {summary.smallest_class}, {summary.classes} classes, "
             f"{summary.rows_below_k} of {summary.rows} rows in classes smaller than {args.k}"
         )
+        for measures in summary.sensitive.values():
+            print(f"  {measures.text()}")
+    # The sensitive measures are reported, not judged: no threshold was given.
     return EXIT_OK if summary.k_anonymous else EXIT_FAILED
 
 

@@ -14,7 +14,8 @@ only models that declare it for the suppression setting in use.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -25,11 +26,39 @@ import numpy.typing as npt
 class ClassStatistics:
     """What a model may inspect about the classes of one generalization.
 
+    Only ``sizes`` is always given; the other fields carry the sensitive
+    attributes that the models in use name in ``sensitive_attributes``. A
+    sensitive attribute's distinct values are numbered 0 to m - 1 (its *value
+    codes*), the same numbering in all three mappings.
+
     Attributes:
         sizes: number of rows in each equivalence class.
+        sensitive: per sensitive attribute, an integer array of shape
+            (classes, m): how many rows of each class hold each value code.
+        overall: per sensitive attribute, an integer array of length m: how many
+            rows of the whole table hold each value code. t-closeness,
+            beta-likeness and delta-disclosure privacy compare each class's
+            distribution with this one.
+        values: per sensitive attribute, the value of each code (``None`` is the
+            missing value); read by the models whose ground distance depends on
+            the values themselves (ordered and hierarchical t-closeness).
+
+    Example:
+        >>> import numpy as np
+        >>> stats = ClassStatistics(
+        ...     np.array([2, 1]),
+        ...     sensitive={"disease": np.array([[2, 0], [0, 1]])},
+        ...     overall={"disease": np.array([2, 1])},
+        ...     values={"disease": ("flu", "ulcer")},
+        ... )
+        >>> stats.sensitive["disease"].shape
+        (2, 2)
     """
 
     sizes: npt.NDArray[np.int64]
+    sensitive: Mapping[str, npt.NDArray[np.int64]] = field(default_factory=dict)
+    overall: Mapping[str, npt.NDArray[np.int64]] = field(default_factory=dict)
+    values: Mapping[str, tuple[str | None, ...]] = field(default_factory=dict)
 
 
 @runtime_checkable

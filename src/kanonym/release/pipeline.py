@@ -41,7 +41,7 @@ from kanonym.search import (
     run_search,
 )
 from kanonym.transform import generalize, kept_rows
-from kanonym.verify import ClassSizeSummary, measure, verify_release
+from kanonym.verify import CheckSummary, measure_table, verify_release
 
 if TYPE_CHECKING:
     import pandas
@@ -395,20 +395,39 @@ def check(
     quasi_identifiers: Sequence[str],
     k: int,
     *,
+    sensitive: Sequence[str] = (),
     delimiter: str | None = None,
-) -> ClassSizeSummary:
-    """Measure whether ``data`` is k-anonymous on ``quasi_identifiers`` (``kanonym check``).
+) -> CheckSummary:
+    """Measure ``data`` on ``quasi_identifiers`` (``kanonym check``).
+
+    Reports whether the table is k-anonymous and, for each column in
+    ``sensitive``, its l-diversity, t-closeness, beta-likeness, delta-disclosure
+    and (alpha,k) measures (see :mod:`kanonym.verify.sensitive`).
+
+    Raises:
+        InputError: k is not a whole number >= 1, a column is missing or named
+            twice, a sensitive column is also a quasi-identifier, or the table has
+            no rows.
 
     Example:
         >>> import polars as pl
-        >>> check(pl.DataFrame({"zip": ["0213*", "0213*", "0214*"]}), ["zip"], 2).rows_below_k
-        1
+        >>> table = pl.DataFrame({"zip": ["0213*", "0213*", "0214*"], "disease": ["a", "b", "a"]})
+        >>> summary = check(table, ["zip"], 2, sensitive=["disease"])
+        >>> summary.rows_below_k, summary.sensitive["disease"].l_distinct
+        (1, 1)
     """
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise InputError(f"k must be a whole number >= 1, got {k!r}")
+    if isinstance(sensitive, str):
+        raise InputError(f"sensitive must be a list of column names, got the string {sensitive!r}")
+    for name in sensitive:
+        if name in quasi_identifiers:
+            raise InputError(f"column '{name}' is both quasi-identifier and sensitive")
+    if len(set(sensitive)) != len(sensitive):
+        raise InputError(f"sensitive: a column is named twice in {list(sensitive)}")
     table = load(data, delimiter=delimiter)
-    _require(table, quasi_identifiers)
-    return measure(table.frame, quasi_identifiers, k)
+    _require(table, [*quasi_identifiers, *sensitive])
+    return measure_table(table.frame, quasi_identifiers, k, sensitive)
 
 
 def run_job(job: ReleaseJob, *, on_progress: Callable[[Progress], None] | None = None) -> Result:

@@ -83,6 +83,11 @@ class SearchAlgorithm(Protocol):
         """True for optimizing searches (ranked by a metric), False for policy-ranked ones."""
         ...
 
+    @property
+    def needs_monotone_models(self) -> bool:
+        """Whether the search is only correct for models monotone under generalization."""
+        ...
+
     def solutions(
         self, lattice: Lattice, evaluator: NodeEvaluator, control: SearchControl
     ) -> list[NodeEvaluation]:
@@ -132,7 +137,8 @@ def run_search(
         raise InputError(f"algorithm '{algorithm.name}' needs a utility metric")
     if not algorithm.uses_metric and policy is None:
         raise InputError(f"algorithm '{algorithm.name}' needs a preference policy")
-    _require_monotone(evaluator)
+    if algorithm.needs_monotone_models:
+        _require_monotone(evaluator, algorithm.name)
     lattice = Lattice(upper or evaluator.encoded.heights, lower)
     if lattice.size > MAX_LATTICE_SIZE:
         raise InputError(
@@ -161,7 +167,7 @@ def run_search(
     )
 
 
-def _require_monotone(evaluator: NodeEvaluator) -> None:
+def _require_monotone(evaluator: NodeEvaluator, algorithm: str) -> None:
     suppressing = evaluator.max_suppressed_rows > 0
     broken = [
         m.name
@@ -171,5 +177,6 @@ def _require_monotone(evaluator: NodeEvaluator) -> None:
     if broken:
         raise InputError(
             f"model(s) {', '.join(broken)} are not monotone under generalization "
-            f"{'with' if suppressing else 'without'} suppression, which this search assumes"
+            f"{'with' if suppressing else 'without'} suppression, which '{algorithm}' "
+            "assumes; use --algorithm optimal (exhaustive for such models)"
         )

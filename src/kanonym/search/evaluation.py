@@ -22,16 +22,18 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
-from kanonym.encode import EncodedTable, FrequencySet, pack_codes
+from kanonym.encode import EncodedTable, FrequencySet, SensitiveAttribute, pack_codes
+from kanonym.errors import InputError
 from kanonym.lattice import Node
 from kanonym.metrics import ClassView, UtilityMetric
 from kanonym.models import ClassStatistics, PrivacyModel
+from kanonym.search.kernels import sum_rows
 from kanonym.search.partition import Partition, PartitionCache, Rollup
 
 IntArray = npt.NDArray[np.int64]
@@ -93,9 +95,19 @@ class NodeEvaluator:
         *,
         max_suppressed_rows: int,
         frequency_set: FrequencySet | None = None,
+        sensitive: Sequence[SensitiveAttribute] = (),
     ) -> None:
         self.encoded = encoded
         self.models = tuple(models)
+        self.sensitive = tuple(sensitive)
+        available = {a.name for a in self.sensitive}
+        for model in self.models:
+            missing = [name for name in model.sensitive_attributes if name not in available]
+            if missing:
+                raise InputError(
+                    f"model {model.name} needs sensitive attribute(s) {missing}; "
+                    "declare them with --sensitive"
+                )
         self.max_suppressed_rows = max_suppressed_rows
         self.frequency_set = frequency_set or FrequencySet.from_codes(
             encoded.row_code_matrix(), tuple(a.cardinality(0) for a in encoded.attributes)
@@ -103,11 +115,26 @@ class NodeEvaluator:
         self.checks = 0
         self.metric = None
         self._cache: dict[Node, NodeEvaluation] = {}
-        self._rollup = Rollup(encoded, self.frequency_set)
+        # Per sensitive attribute: value counts of every tuple and of the table.
+        self._overall = {a.name: a.overall() for a in self.sensitive}
+        self._values = {a.name: a.labels for a in self.sensitive}
+        self._rollup = Rollup(
+            encoded,
+            self.frequency_set,
+            {a.name: a.histograms(self.frequency_set) for a in self.sensitive},
+        )
         self._partitions = PartitionCache(self._rollup.base)
 
-    def _satisfied(self, sizes: IntArray) -> npt.NDArray[np.bool_]:
-        statistics = ClassStatistics(sizes=sizes)
+    def _satisfied(
+        self, sizes: IntArray, histograms: Mapping[str, IntArray]
+    ) -> npt.NDArray[np.bool_]:
+        statistics = (
+            ClassStatistics(
+                sizes=sizes, sensitive=histograms, overall=self._overall, values=self._values
+            )
+            if self.sensitive
+            else ClassStatistics(sizes=sizes)
+        )
         satisfied = np.ones(len(sizes), dtype=np.bool_)
         for model in self.models:
             satisfied &= model.satisfied_classes(statistics)
@@ -130,7 +157,13 @@ class NodeEvaluator:
         _, inverse = np.unique(keys, return_inverse=True)
         tuple_class = inverse.astype(np.int64, copy=False).reshape(-1)
         sizes = np.bincount(tuple_class, weights=fs.counts).astype(np.int64)
-        return NodeClasses(tuple_class=tuple_class, sizes=sizes, satisfied=self._satisfied(sizes))
+        histograms = {
+            name: sum_rows(tuple_class, rows, len(sizes))
+            for name, rows in self._rollup.base.histograms.items()
+        }
+        return NodeClasses(
+            tuple_class=tuple_class, sizes=sizes, satisfied=self._satisfied(sizes, histograms)
+        )
 
     def _projection(self, node: Node) -> Partition | None:
         """The partition of the frequency set projected away from the node's root attributes.
@@ -160,7 +193,8 @@ class NodeEvaluator:
             source = projection
         partition = self._rollup.partition(node, source)
         self._partitions.add(partition)
-        return ClassView(partition.sizes, self._satisfied(partition.sizes), partition.codes)
+        satisfied = self._satisfied(partition.sizes, partition.histograms)
+        return ClassView(partition.sizes, satisfied, partition.codes)
 
     def evaluated(self) -> list[NodeEvaluation]:
         """Every node evaluated so far."""

@@ -84,6 +84,7 @@ class MinimalSearch:
     name = "minimal"
 
     uses_metric = False
+    needs_monotone_models = True
 
     def solutions(
         self, lattice: Lattice, evaluator: NodeEvaluator, control: SearchControl

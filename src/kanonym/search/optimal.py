@@ -18,6 +18,12 @@ data"):
   the levels alone (entropy, loss, precision, height) or are inherited from a
   checked specialization (DM*, DM).
 
+When a privacy model is not monotone under the suppression setting in use
+(l-diversity, t-closeness, beta-likeness or delta-disclosure with suppression:
+a failing class can absorb a passing one), no node's outcome says anything
+about another's: the search then falls back to checking, in order of their
+bounds, every node that its metric bound does not rule out.
+
 For a metric that is monotone under the suppression setting in use, the
 optimum is a minimal satisfying node, so satisfying nodes that were only
 inferred (they have a satisfying specialization) are never scored. For a
@@ -77,6 +83,10 @@ class _Optimizer:
         # suppression, only while that has paid off at least half the time
         # (benchmarks/README.md has the measurements).
         self.always_pass = not suppressing
+        self.models_monotone = all(
+            m.monotone_with_suppression if suppressing else m.monotone_without_suppression
+            for m in evaluator.models
+        )
         self.useful = 0
         self.wasted = 0
 
@@ -94,6 +104,14 @@ class _Optimizer:
             or (evaluation.score, evaluation.node) < (best.score, best.node)
         ):
             self.best = evaluation
+
+    def raise_bounds(self, node: Node, bound: float) -> None:
+        """``bound`` holds for every generalization of ``node``: raise their lower bounds."""
+        above = np.ones(self.lattice.size, dtype=np.bool_)
+        for column, level in zip(self.lattice.level_columns, node, strict=True):
+            if level > 0:
+                above &= column >= level
+        np.maximum(self.lower, np.where(above, bound, 0.0), out=self.lower)
 
     def check(self, node: Node) -> bool:
         hopeless = self.prunable(self.lattice.index(node))
@@ -145,7 +163,23 @@ class _Optimizer:
                 return path
             path.append(step)
 
+    def run_exhaustive(self) -> list[NodeEvaluation]:
+        """Every node not ruled out by its bound, cheapest bound first; no inference."""
+        lattice = self.lattice
+        order = np.lexsort((np.arange(lattice.size), lattice.node_heights, self.lower))
+        for index in order.tolist():
+            if self.control.expired():
+                break
+            if not self.prunable(index):
+                evaluation = self.evaluator.evaluate(lattice.node(index))
+                self.consider(evaluation)
+                if evaluation.bound is not None:
+                    self.raise_bounds(lattice.node(index), evaluation.bound)
+        return [] if self.best is None else [self.best]
+
     def run(self) -> list[NodeEvaluation]:
+        if not self.models_monotone:
+            return self.run_exhaustive()
         lattice = self.lattice
         # Bottom-up like Flash: lowest height first, then lowest bound.
         order = np.lexsort((np.arange(lattice.size), self.lower, lattice.node_heights))
@@ -180,6 +214,8 @@ class OptimalSearch:
 
     name = "optimal"
     uses_metric = True
+    # Runs with non-monotone models too, on the exhaustive fallback.
+    needs_monotone_models = False
 
     def solutions(
         self, lattice: Lattice, evaluator: NodeEvaluator, control: SearchControl

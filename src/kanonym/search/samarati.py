@@ -38,6 +38,7 @@ class SamaratiSearch:
     name = "samarati"
 
     uses_metric = False
+    needs_monotone_models = True
 
     def solutions(
         self, lattice: Lattice, evaluator: NodeEvaluator, control: SearchControl

@@ -2,9 +2,24 @@
 
 This package shares no code with ``search``, ``lattice`` or ``encode``: it
 reads the released table as a plain Polars frame and counts, so a bug in the
-search cannot hide itself from the check that guards every write.
+search cannot hide itself from the check that guards every write. Measures of
+sensitive attributes reuse the definitions in :mod:`kanonym.models.distribution`.
 """
 
 from kanonym.verify.check import ClassSizeSummary, measure, verify_release
+from kanonym.verify.sensitive import (
+    CheckSummary,
+    SensitiveSummary,
+    measure_sensitive,
+    measure_table,
+)
 
-__all__ = ["ClassSizeSummary", "measure", "verify_release"]
+__all__ = [
+    "CheckSummary",
+    "ClassSizeSummary",
+    "SensitiveSummary",
+    "measure",
+    "measure_sensitive",
+    "measure_table",
+    "verify_release",
+]

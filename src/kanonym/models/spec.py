@@ -1,0 +1,145 @@
+"""One text form for every sensitive-attribute model (the ``--model`` grammar).
+
+=========================================  ============================================
+spec                                       model
+=========================================  ============================================
+``l-diversity:distinct:L:ATTR``            :class:`DistinctLDiversity` (L whole)
+``l-diversity:entropy:L:ATTR``             :class:`EntropyLDiversity` (L a number >= 1)
+``l-diversity:recursive:C:L:ATTR``         :class:`RecursiveCLDiversity`
+``t-closeness:equal:T:ATTR``               :class:`EqualDistanceTCloseness`
+``t-closeness:ordered:T:ATTR``             :class:`OrderedDistanceTCloseness` (numeric)
+``t-closeness:hierarchical:T:ATTR``        :class:`HierarchicalDistanceTCloseness`
+``beta-likeness:basic:B:ATTR``             :class:`BasicBetaLikeness`
+``beta-likeness:enhanced:B:ATTR``          :class:`EnhancedBetaLikeness`
+``delta-disclosure:D:ATTR``                :class:`DeltaDisclosurePrivacy`
+=========================================  ============================================
+
+ATTR is everything after the last parameter, so it may hold colons. Numbers
+are plain decimals (``3``, ``0.2``, ``1e-3``).
+
+Example:
+    >>> parse_model("l-diversity:recursive:3:2:disease").describe()
+    {'model': 'recursive-c-l-diversity', 'attribute': 'disease', 'c': 3.0, 'l': 2}
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from kanonym.errors import InputError
+from kanonym.hierarchy import Hierarchy
+from kanonym.models.base import PrivacyModel
+from kanonym.models.basic_beta_likeness import BasicBetaLikeness
+from kanonym.models.delta_disclosure import DeltaDisclosurePrivacy
+from kanonym.models.distinct_l_diversity import DistinctLDiversity
+from kanonym.models.enhanced_beta_likeness import EnhancedBetaLikeness
+from kanonym.models.entropy_l_diversity import EntropyLDiversity
+from kanonym.models.equal_t_closeness import EqualDistanceTCloseness
+from kanonym.models.hierarchical_t_closeness import HierarchicalDistanceTCloseness
+from kanonym.models.ordered_t_closeness import OrderedDistanceTCloseness
+from kanonym.models.recursive_l_diversity import RecursiveCLDiversity
+
+FORMS = (
+    "l-diversity:distinct:L:ATTR",
+    "l-diversity:entropy:L:ATTR",
+    "l-diversity:recursive:C:L:ATTR",
+    "t-closeness:equal|ordered|hierarchical:T:ATTR",
+    "beta-likeness:basic|enhanced:B:ATTR",
+    "delta-disclosure:D:ATTR",
+)
+
+_WHOLE = re.compile(r"[0-9]+")
+_DECIMAL = re.compile(r"([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)?")
+
+
+def parse_model(
+    spec: str, *, sensitive_hierarchies: Mapping[str, Hierarchy] | None = None
+) -> PrivacyModel:
+    """The privacy model a spec names (see the module's table).
+
+    Args:
+        spec: e.g. ``"t-closeness:ordered:0.2:salary"``.
+        sensitive_hierarchies: sensitive attribute -> its hierarchy; hierarchical
+            t-closeness takes its attribute's from here.
+
+    Raises:
+        InputError: the spec is malformed, a parameter is out of range, or
+            hierarchical t-closeness names an attribute without a hierarchy. The
+            message quotes the spec.
+
+    Example:
+        >>> parse_model("beta-likeness:enhanced:2:disease").describe()
+        {'model': 'enhanced-beta-likeness', 'attribute': 'disease', 'beta': 2.0}
+    """
+    if not isinstance(spec, str):
+        raise InputError(f"a model spec must be a string, got {spec!r}")
+    try:
+        return _parse(spec, sensitive_hierarchies or {})
+    except InputError as error:
+        raise InputError(f"model '{spec}': {error}") from None
+
+
+def _parse(spec: str, hierarchies: Mapping[str, Hierarchy]) -> PrivacyModel:
+    family, _, rest = spec.partition(":")
+    if family == "l-diversity":
+        variant, _, rest = rest.partition(":")
+        if variant == "distinct":
+            size, attribute = _fields(rest, 2, "l-diversity:distinct:L:ATTR")
+            return DistinctLDiversity(attribute=attribute, l=_whole(size, "L"))
+        if variant == "entropy":
+            size, attribute = _fields(rest, 2, "l-diversity:entropy:L:ATTR")
+            return EntropyLDiversity(attribute=attribute, l=_decimal(size, "L"))
+        if variant == "recursive":
+            c, size, attribute = _fields(rest, 3, "l-diversity:recursive:C:L:ATTR")
+            return RecursiveCLDiversity(
+                attribute=attribute, c=_decimal(c, "C"), l=_whole(size, "L")
+            )
+        raise InputError(f"l-diversity variant '{variant}' is not distinct, entropy or recursive")
+    if family == "t-closeness":
+        distance, t, attribute = _fields(rest, 3, "t-closeness:equal|ordered|hierarchical:T:ATTR")
+        if distance == "equal":
+            return EqualDistanceTCloseness(attribute=attribute, t=_decimal(t, "T"))
+        if distance == "ordered":
+            return OrderedDistanceTCloseness(attribute=attribute, t=_decimal(t, "T"))
+        if distance == "hierarchical":
+            if attribute not in hierarchies:
+                raise InputError(
+                    f"hierarchical distance needs a hierarchy of '{attribute}' "
+                    f"(--sensitive {attribute}=HIERARCHY)"
+                )
+            return HierarchicalDistanceTCloseness(
+                attribute=attribute, t=_decimal(t, "T"), hierarchy=hierarchies[attribute]
+            )
+        raise InputError(f"t-closeness distance '{distance}' is not equal, ordered or hierarchical")
+    if family == "beta-likeness":
+        variant, beta, attribute = _fields(rest, 3, "beta-likeness:basic|enhanced:B:ATTR")
+        if variant == "basic":
+            return BasicBetaLikeness(attribute=attribute, beta=_decimal(beta, "B"))
+        if variant == "enhanced":
+            return EnhancedBetaLikeness(attribute=attribute, beta=_decimal(beta, "B"))
+        raise InputError(f"beta-likeness variant '{variant}' is not basic or enhanced")
+    if family == "delta-disclosure":
+        delta, attribute = _fields(rest, 2, "delta-disclosure:D:ATTR")
+        return DeltaDisclosurePrivacy(attribute=attribute, delta=_decimal(delta, "D"))
+    raise InputError(f"unknown model '{family}'; the forms are {', '.join(FORMS)}")
+
+
+def _fields(rest: str, count: int, form: str) -> list[str]:
+    """Split ``rest`` into ``count`` non-empty fields, the last taking any colons."""
+    fields = rest.split(":", count - 1)
+    if len(fields) != count or not all(fields):
+        raise InputError(f"expected the form {form}")
+    return fields
+
+
+def _whole(text: str, what: str) -> int:
+    if not _WHOLE.fullmatch(text):
+        raise InputError(f"{what} '{text}' is not a whole number")
+    return int(text)
+
+
+def _decimal(text: str, what: str) -> float:
+    if not _DECIMAL.fullmatch(text):
+        raise InputError(f"{what} '{text}' is not a number")
+    return float(text)
