@@ -91,6 +91,11 @@ class AnonymizationConfig:
             CSV path), parsed when the config is built.
         k: every released class holds at least k rows.
         identifying: columns dropped from the release.
+        models: privacy models beyond k-anonymity, as specs such as
+            ``l-diversity:distinct:3:disease`` (grammar in the README); their
+            attributes count as sensitive.
+        sensitive_hierarchies: sensitive attribute -> hierarchy (or spec), for
+            hierarchical t-closeness.
         sensitive: columns released as they are, named for the report and for
             models that read them.
         suppression: the suppression limit (default: none).
@@ -116,6 +121,8 @@ class AnonymizationConfig:
     k: int
     identifying: tuple[str, ...] = ()
     sensitive: tuple[str, ...] = ()
+    models: tuple[str, ...] = ()
+    sensitive_hierarchies: Mapping[str, HierarchyLike | str | Path] = field(default_factory=dict)
     suppression: SuppressionLimit = field(default_factory=SuppressionLimit)
     algorithm: str = DEFAULT_ALGORITHM
     metric: str | None = None
@@ -140,7 +147,32 @@ class AnonymizationConfig:
             )
         object.__setattr__(self, "quasi_identifiers", MappingProxyType(parsed))
         object.__setattr__(self, "identifying", _names(self.identifying, "identifying"))
-        object.__setattr__(self, "sensitive", _names(self.sensitive, "sensitive"))
+        object.__setattr__(self, "models", tuple(self.models))
+        for spec in self.models:
+            if not isinstance(spec, str) or spec.count(":") < 2:
+                raise InputError(f"model '{spec}' is not of the form NAME:...:ATTRIBUTE")
+        # A model's attribute is the spec's last field; it is released as it is.
+        named = list(_names(self.sensitive, "sensitive"))
+        for spec in self.models:
+            attribute = spec.rsplit(":", 1)[1]
+            if attribute not in named:
+                named.append(attribute)
+        object.__setattr__(self, "sensitive", tuple(named))
+        object.__setattr__(
+            self,
+            "sensitive_hierarchies",
+            MappingProxyType(
+                {
+                    name: parse_hierarchy(str(h), base_dir=self.base_dir)
+                    if isinstance(h, str | Path)
+                    else h
+                    for name, h in self.sensitive_hierarchies.items()
+                }
+            ),
+        )
+        for name in self.sensitive_hierarchies:
+            if name not in self.sensitive:
+                raise InputError(f"a hierarchy is given for '{name}', which is not sensitive")
         if isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1:
             raise InputError(f"k must be a whole number >= 1, got {self.k!r}")
         roles = {
@@ -213,6 +245,12 @@ class AnonymizationConfig:
             raise InputError(f"seed must be a whole number >= 0, got {self.seed!r}")
 
     @property
+    def sensitive_hierarchy_sources(self) -> Mapping[str, HierarchyLike]:
+        """Sensitive attribute -> parsed hierarchy or builder (hierarchical t-closeness)."""
+        # __post_init__ replaced every spec string by its parsed hierarchy.
+        return cast(Mapping[str, HierarchyLike], self.sensitive_hierarchies)
+
+    @property
     def hierarchies(self) -> Mapping[str, HierarchyLike]:
         """Quasi-identifier -> parsed hierarchy or builder."""
         # __post_init__ replaced every spec string by its parsed hierarchy.
@@ -240,6 +278,7 @@ JOB_KEYS = frozenset(
         "qi",
         "identifying",
         "sensitive",
+        "models",
         "k",
         "max-suppression",
         "max-suppressed-rows",
@@ -278,6 +317,9 @@ class _Options:
 
     def __init__(self, options: Mapping[str, object], where: str) -> None:
         self.values = {key.replace("_", "-"): value for key, value in options.items()}
+        # The command line's repeatable --model fills the job file's `models`.
+        if "model" in self.values:
+            self.values["models"] = self.values.pop("model")
         self.where = where
         unknown = sorted(set(self.values) - JOB_KEYS)
         if unknown:
@@ -385,7 +427,13 @@ def job_from_options(
         quasi_identifiers=qi,
         k=k,
         identifying=opts.names("identifying"),
-        sensitive=opts.names("sensitive"),
+        sensitive=tuple(entry.partition("=")[0] for entry in opts.names("sensitive")),
+        sensitive_hierarchies={
+            name: spec
+            for name, sep, spec in (entry.partition("=") for entry in opts.names("sensitive"))
+            if sep
+        },
+        models=opts.names("models"),
         suppression=SuppressionLimit(
             fraction=opts.number("max-suppression"), rows=opts.integer("max-suppressed-rows")
         ),

@@ -56,7 +56,21 @@ def _build_parser() -> _Parser:
         "mask, date[:FORMAT] or suppress",
     )
     run.add_argument("--identifying", nargs="+", action="extend", metavar="COL")
-    run.add_argument("--sensitive", nargs="+", action="extend", metavar="COL")
+    run.add_argument(
+        "--sensitive",
+        nargs="+",
+        action="extend",
+        metavar="COL[=HIERARCHY]",
+        help="sensitive column, released as is; a hierarchy for hierarchical t-closeness",
+    )
+    run.add_argument(
+        "--model",
+        nargs="+",
+        action="extend",
+        metavar="SPEC",
+        help="privacy model beyond k, e.g. l-diversity:distinct:3:COL, "
+        "t-closeness:equal:0.2:COL (grammar in the README)",
+    )
     run.add_argument("--k", type=int)
     limit = run.add_mutually_exclusive_group()
     limit.add_argument("--max-suppression", type=float, metavar="FRACTION")
@@ -145,6 +159,7 @@ _JOB_FLAGS = (
     "qi",
     "identifying",
     "sensitive",
+    "model",
     "k",
     "max_suppression",
     "max_suppressed_rows",

@@ -38,10 +38,16 @@ from kanonym.encode import encode
 from kanonym.errors import InputError, StaleTransformationError
 from kanonym.io import load
 from kanonym.metrics import MetricContext
-from kanonym.models import KAnonymity
-from kanonym.release.pipeline import Result, Stopwatch, declare, measure_solution, release_node
+from kanonym.release.pipeline import (
+    Result,
+    Stopwatch,
+    build_evaluator,
+    declare,
+    measure_solution,
+    release_node,
+    sensitive_hierarchies,
+)
 from kanonym.report import SCHEMA_VERSION
-from kanonym.search import NodeEvaluator
 
 if TYPE_CHECKING:
     import pandas
@@ -180,6 +186,8 @@ def _recipe(document: object, *, where: str, base_dir: Path | None, seed: int | 
             metric=metric,
             policy=policy,
             time_limit=cast(float | None, document.get("time_limit")),
+            models=tuple(cast(list[str], document.get("model_specs", []))),
+            sensitive_hierarchies=cast(dict[str, str], document.get("sensitive_hierarchies", {})),
             seed=seed,
             base_dir=base_dir,
         )
@@ -262,7 +270,7 @@ def apply_transformation(
             )
     encoded = encode(table.frame, hierarchies)
     max_suppressed = config.suppression.max_rows(table.frame.height)
-    evaluator = NodeEvaluator(encoded, [KAnonymity(k=config.k)], max_suppressed_rows=max_suppressed)
+    evaluator = build_evaluator(table, config, encoded, max_suppressed)
     stopwatch.lap("encode")
     # No search: the one recorded node is checked, and kept or refused as it is.
     evaluation = evaluator.evaluate(recipe.levels)
@@ -292,6 +300,8 @@ def apply_transformation(
         nodes_checked=evaluator.checks,
         # The levels were searched for on another table; nothing is proven about this one.
         proven_optimal=False,
+        models=evaluator.models,
+        sensitive_hierarchies=sensitive_hierarchies(evaluator.models),
         hierarchies=hierarchies,
         source=table.source,
         dialect=table.dialect,

@@ -24,13 +24,13 @@ import polars as pl
 
 from kanonym._version import __version__
 from kanonym.config import AnonymizationConfig, HierarchyLike, ReleaseJob, SuppressionLimit
-from kanonym.encode import encode
+from kanonym.encode import EncodedTable, encode, encode_sensitive
 from kanonym.errors import InputError
 from kanonym.hierarchy import Hierarchy, resolve
 from kanonym.io import CsvDialect, Table, format_for, load, serialize, write_atomic
 from kanonym.lattice import Node
 from kanonym.metrics import METRICS, MetricContext, make_metric, report_measures
-from kanonym.models import KAnonymity
+from kanonym.models import KAnonymity, PrivacyModel, parse_model
 from kanonym.report import SCHEMA_VERSION, render_json
 from kanonym.search import (
     ALGORITHMS,
@@ -41,7 +41,7 @@ from kanonym.search import (
     run_search,
 )
 from kanonym.transform import generalize, kept_rows
-from kanonym.verify import CheckSummary, measure_table, verify_release
+from kanonym.verify import CheckSummary, measure_table, verify_models, verify_release
 
 if TYPE_CHECKING:
     import pandas
@@ -95,6 +95,8 @@ class Result:
     max_suppressed_rows: int
     nodes_checked: int
     proven_optimal: bool
+    models: tuple[PrivacyModel, ...]
+    sensitive_hierarchies: Mapping[str, Hierarchy]
     hierarchies: Mapping[str, Hierarchy]
     source: str
     dialect: CsvDialect | None
@@ -118,7 +120,11 @@ class Result:
             "max_suppressed_rows": self.max_suppressed_rows,
             "suppression_limit": config.suppression.describe(),
             "k": config.k,
-            "models": [KAnonymity(k=config.k).describe()],
+            "models": [model.describe() for model in self.models],
+            "model_specs": list(config.models),
+            "sensitive_hierarchies": {
+                name: hierarchy.name for name, hierarchy in self.sensitive_hierarchies.items()
+            },
             "quasi_identifiers": list(config.hierarchies),
             "identifying": list(config.identifying),
             "sensitive": list(config.sensitive),
@@ -170,6 +176,47 @@ def _require(table: Table, columns: Sequence[str]) -> None:
             )
     if table.frame.height == 0:
         raise InputError(f"{table.source}: the table has no rows")
+
+
+def declare_models(table: Table, config: AnonymizationConfig) -> list[PrivacyModel]:
+    """k-anonymity and the job's other models, with sensitive hierarchies resolved."""
+    hierarchies = {
+        name: resolve(
+            spec,
+            table.frame.get_column(name).cast(pl.String).unique().to_list(),
+            column=name,
+            source=table.source,
+        )
+        for name, spec in config.sensitive_hierarchy_sources.items()
+    }
+    return [
+        KAnonymity(k=config.k),
+        *(parse_model(spec, sensitive_hierarchies=hierarchies) for spec in config.models),
+    ]
+
+
+def sensitive_hierarchies(models: Sequence[PrivacyModel]) -> dict[str, Hierarchy]:
+    """The hierarchies the models hold for their sensitive attributes (for the report)."""
+    found: dict[str, Hierarchy] = {}
+    for model in models:
+        hierarchy = getattr(model, "hierarchy", None)
+        if isinstance(hierarchy, Hierarchy):
+            found[model.sensitive_attributes[0]] = hierarchy
+    return found
+
+
+def build_evaluator(
+    table: Table, config: AnonymizationConfig, encoded: EncodedTable, max_suppressed: int
+) -> NodeEvaluator:
+    """The node evaluator for the job's models, with the sensitive columns they read."""
+    models = declare_models(table, config)
+    needed = [n for n in config.sensitive if any(n in m.sensitive_attributes for m in models)]
+    return NodeEvaluator(
+        encoded,
+        models,
+        max_suppressed_rows=max_suppressed,
+        sensitive=encode_sensitive(table.frame, needed),
+    )
 
 
 def declare(table: Table, config: AnonymizationConfig) -> dict[str, Hierarchy]:
@@ -281,6 +328,9 @@ def release_node(
             for name, level in zip(encoded.names, node, strict=True)
         },
     )
+    verify_models(
+        released, quasi_identifiers=encoded.names, source=table.frame, models=evaluator.models
+    )
     stopwatch.lap("verify")
     return released, seed
 
@@ -296,7 +346,7 @@ def _run(
     hierarchies = declare(table, config)
     encoded = encode(table.frame, hierarchies)
     max_suppressed = config.suppression.max_rows(table.frame.height)
-    evaluator = NodeEvaluator(encoded, [KAnonymity(k=config.k)], max_suppressed_rows=max_suppressed)
+    evaluator = build_evaluator(table, config, encoded, max_suppressed)
     context = MetricContext(
         encoded=encoded,
         frequency_set=evaluator.frequency_set,
@@ -331,6 +381,8 @@ def _run(
         max_suppressed_rows=max_suppressed,
         nodes_checked=nodes_checked,
         proven_optimal=outcome.proven_optimal,
+        models=evaluator.models,
+        sensitive_hierarchies=sensitive_hierarchies(evaluator.models),
         hierarchies=hierarchies,
         source=table.source,
         dialect=table.dialect,
@@ -346,6 +398,8 @@ def anonymize(
     k: int | None = None,
     identifying: Sequence[str] = (),
     sensitive: Sequence[str] = (),
+    models: Sequence[str] = (),
+    sensitive_hierarchies: Mapping[str, HierarchyLike | str | Path] | None = None,
     max_suppression: float | None = None,
     max_suppressed_rows: int | None = None,
     algorithm: str = "optimal",
@@ -375,6 +429,8 @@ def anonymize(
             k=k,
             identifying=tuple(identifying),
             sensitive=tuple(sensitive),
+            models=tuple(models),
+            sensitive_hierarchies=sensitive_hierarchies or {},
             suppression=SuppressionLimit(fraction=max_suppression, rows=max_suppressed_rows),
             algorithm=algorithm,
             metric=metric,

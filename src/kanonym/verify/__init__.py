@@ -7,6 +7,7 @@ sensitive attributes reuse the definitions in :mod:`kanonym.models.distribution`
 """
 
 from kanonym.verify.check import ClassSizeSummary, measure, verify_release
+from kanonym.verify.models import verify_models
 from kanonym.verify.sensitive import (
     CheckSummary,
     SensitiveSummary,
@@ -21,5 +22,6 @@ __all__ = [
     "measure",
     "measure_sensitive",
     "measure_table",
+    "verify_models",
     "verify_release",
 ]
