@@ -308,7 +308,7 @@ def _demo(args: argparse.Namespace) -> int:
     for key, value in result.metrics.items():
         if key != "precision_by_attribute":
             print(
-                f"  {key:<20} {value:.4f}" if isinstance(value, float) else f"  {key:<20} {value}"
+                f"  {key:<20} {value:.6g}" if isinstance(value, float) else f"  {key:<20} {value}"
             )
     print(f"released {result.table.height} of {result.input_rows} rows (seed {result.seed})")
     print(f"wrote {output} and {report} in {time.perf_counter() - started:.2f} s")
