@@ -214,7 +214,12 @@ def _summary(result: Result) -> str:
     levels = ", ".join(f"{name}={level}" for name, level in result.transformation.items())
     config, metrics = result.config, result.metrics
     if config.metric is not None:
-        proof = "optimal" if result.proven_optimal else "best found before the time limit"
+        if not ALGORITHMS[config.algorithm].exact:
+            proof = "heuristic, not proven optimal"
+        elif result.proven_optimal:
+            proof = "optimal"
+        else:
+            proof = "best found before the time limit"
         choice = f"{config.metric} {metrics[config.metric]:.6g} ({proof}, {config.algorithm})"
     else:
         choice = (

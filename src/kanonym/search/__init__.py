@@ -1,6 +1,7 @@
 """Search step: one module per algorithm behind :class:`SearchAlgorithm`."""
 
 from kanonym.search.base import Progress, SearchAlgorithm, SearchControl, SearchOutcome, run_search
+from kanonym.search.datafly import DataflySearch
 from kanonym.search.evaluation import NodeClasses, NodeEvaluation, NodeEvaluator
 from kanonym.search.incognito import IncognitoSearch
 from kanonym.search.minimal import MinimalSearch
@@ -13,6 +14,7 @@ ALGORITHMS: dict[str, SearchAlgorithm] = {
     "incognito": IncognitoSearch(),
     "minimal": MinimalSearch(),
     "samarati": SamaratiSearch(),
+    "datafly": DataflySearch(),
 }
 DEFAULT_ALGORITHM = "optimal"
 
@@ -21,6 +23,7 @@ __all__ = [
     "DEFAULT_ALGORITHM",
     "DEFAULT_POLICY",
     "POLICIES",
+    "DataflySearch",
     "IncognitoSearch",
     "MinimalSearch",
     "NodeClasses",

@@ -84,6 +84,12 @@ class SearchAlgorithm(Protocol):
         ...
 
     @property
+    def exact(self) -> bool:
+        """True for searches that decide the lattice (their answer is proven);
+        False for heuristics, which walk a few nodes and prove nothing."""
+        ...
+
+    @property
     def needs_monotone_models(self) -> bool:
         """Whether the search is only correct for models monotone under generalization."""
         ...
@@ -103,7 +109,7 @@ class SearchOutcome:
         solutions: proposed nodes, best first.
         nodes_checked: distinct nodes whose classes were computed.
         algorithm: the algorithm's name.
-        proven_optimal: False when the search stopped at its deadline.
+        proven_optimal: False for heuristics and when a search stopped at its deadline.
     """
 
     solutions: tuple[NodeEvaluation, ...]
@@ -140,11 +146,12 @@ def run_search(
     if algorithm.needs_monotone_models:
         _require_monotone(evaluator, algorithm.name)
     lattice = Lattice(upper or evaluator.encoded.heights, lower)
-    if lattice.size > MAX_LATTICE_SIZE:
+    # Exact searches keep per-node state for the whole lattice; heuristics do not.
+    if algorithm.exact and lattice.size > MAX_LATTICE_SIZE:
         raise InputError(
             f"the generalization lattice has {lattice.size:,} nodes, more than the "
-            f"{MAX_LATTICE_SIZE:,} a full search handles; use fewer quasi-identifiers "
-            "or shorter hierarchies"
+            f"{MAX_LATTICE_SIZE:,} a full search handles; use --algorithm datafly, fewer "
+            "quasi-identifiers or shorter hierarchies"
         )
     evaluator.use_metric(metric)
     found = algorithm.solutions(lattice, evaluator, control)
@@ -163,7 +170,7 @@ def run_search(
         solutions=tuple(ranked),
         nodes_checked=evaluator.checks,
         algorithm=algorithm.name,
-        proven_optimal=not control.timed_out,
+        proven_optimal=algorithm.exact and not control.timed_out,
     )
 
 

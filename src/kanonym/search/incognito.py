@@ -61,6 +61,7 @@ class IncognitoSearch:
     name = "incognito"
     uses_metric = True
     needs_monotone_models = True
+    exact = True
 
     def solutions(
         self, lattice: Lattice, evaluator: NodeEvaluator, control: SearchControl

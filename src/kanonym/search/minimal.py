@@ -85,6 +85,7 @@ class MinimalSearch:
 
     uses_metric = False
     needs_monotone_models = True
+    exact = True
 
     def solutions(
         self, lattice: Lattice, evaluator: NodeEvaluator, control: SearchControl

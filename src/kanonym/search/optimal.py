@@ -216,6 +216,7 @@ class OptimalSearch:
     uses_metric = True
     # Runs with non-monotone models too, on the exhaustive fallback.
     needs_monotone_models = False
+    exact = True
 
     def solutions(
         self, lattice: Lattice, evaluator: NodeEvaluator, control: SearchControl

@@ -39,6 +39,7 @@ class SamaratiSearch:
 
     uses_metric = False
     needs_monotone_models = True
+    exact = True
 
     def solutions(
         self, lattice: Lattice, evaluator: NodeEvaluator, control: SearchControl
