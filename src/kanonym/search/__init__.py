@@ -3,6 +3,7 @@
 from kanonym.search.base import Progress, SearchAlgorithm, SearchControl, SearchOutcome, run_search
 from kanonym.search.datafly import DataflySearch
 from kanonym.search.evaluation import NodeClasses, NodeEvaluation, NodeEvaluator
+from kanonym.search.greedy import GreedySearch
 from kanonym.search.incognito import IncognitoSearch
 from kanonym.search.minimal import MinimalSearch
 from kanonym.search.optimal import OptimalSearch
@@ -15,6 +16,7 @@ ALGORITHMS: dict[str, SearchAlgorithm] = {
     "minimal": MinimalSearch(),
     "samarati": SamaratiSearch(),
     "datafly": DataflySearch(),
+    "greedy": GreedySearch(),
 }
 DEFAULT_ALGORITHM = "optimal"
 
@@ -24,6 +26,7 @@ __all__ = [
     "DEFAULT_POLICY",
     "POLICIES",
     "DataflySearch",
+    "GreedySearch",
     "IncognitoSearch",
     "MinimalSearch",
     "NodeClasses",

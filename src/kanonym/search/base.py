@@ -150,8 +150,8 @@ def run_search(
     if algorithm.exact and lattice.size > MAX_LATTICE_SIZE:
         raise InputError(
             f"the generalization lattice has {lattice.size:,} nodes, more than the "
-            f"{MAX_LATTICE_SIZE:,} a full search handles; use --algorithm datafly, fewer "
-            "quasi-identifiers or shorter hierarchies"
+            f"{MAX_LATTICE_SIZE:,} a full search handles; use --algorithm greedy or "
+            "datafly, fewer quasi-identifiers or shorter hierarchies"
         )
     evaluator.use_metric(metric)
     found = algorithm.solutions(lattice, evaluator, control)
