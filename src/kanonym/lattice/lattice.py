@@ -130,6 +130,22 @@ class Lattice:
         """The columns of :attr:`levels`, each contiguous, for fast comparisons."""
         return tuple(np.ascontiguousarray(self.levels[:, d]) for d in range(len(self.heights)))
 
+    def generalizations(self, node: Node) -> npt.NDArray[np.bool_]:
+        """Mask of the nodes at or above ``node`` (its up-set), by index."""
+        mask = np.ones(self.size, dtype=np.bool_)
+        for column, level, low in zip(self.level_columns, node, self.lower, strict=True):
+            if level > low:  # every node is at least at the lower bound
+                mask &= column >= level
+        return mask
+
+    def specializations(self, node: Node) -> npt.NDArray[np.bool_]:
+        """Mask of the nodes at or below ``node`` (its down-set), by index."""
+        mask = np.ones(self.size, dtype=np.bool_)
+        for column, level, high in zip(self.level_columns, node, self.heights, strict=True):
+            if level < high:  # every node is at most at the top
+                mask &= column <= level
+        return mask
+
     @cached_property
     def node_heights(self) -> npt.NDArray[np.int32]:
         """Height (sum of levels) of every node, by index."""

@@ -41,23 +41,11 @@ class NodeStatus:
 
     def mark_satisfied(self, node: Node) -> None:
         """``node`` satisfies the model: so does every generalization of it."""
-        above = self.values == UNKNOWN
-        for column, level, low in zip(
-            self.lattice.level_columns, node, self.lattice.lower, strict=True
-        ):
-            if level > low:  # every node is at least at the lower bound
-                above &= column >= level
-        self.values[above] = SATISFIED
+        self.values[(self.values == UNKNOWN) & self.lattice.generalizations(node)] = SATISFIED
 
     def mark_failed(self, node: Node) -> None:
         """``node`` fails the model: so does every specialization of it."""
-        below = self.values == UNKNOWN
-        for column, level, height in zip(
-            self.lattice.level_columns, node, self.lattice.heights, strict=True
-        ):
-            if level < height:  # every node is at most at the top level
-                below &= column <= level
-        self.values[below] = FAILED
+        self.values[(self.values == UNKNOWN) & self.lattice.specializations(node)] = FAILED
 
     def unknown_count(self) -> int:
         """How many nodes are still undecided."""

@@ -30,6 +30,12 @@ from kanonym.lattice import Node
 from kanonym.metrics.base import ClassView, FloatArray, MetricContext
 
 
+def _sum_of_squares(sizes: npt.NDArray[np.int64]) -> float:
+    """``sum(|E|^2)`` over the given class sizes (DM*; DM's released part)."""
+    as_float = sizes.astype(np.float64)
+    return float(np.dot(as_float, as_float))
+
+
 def _class_count_bound(context: MetricContext, levels: npt.NDArray[np.int16]) -> FloatArray:
     """For every node, ``n^2 / (most classes it can have)``: a lower bound on DM*.
 
@@ -118,8 +124,7 @@ class DiscernibilityStar:
 
     def score(self, node: Node, classes: ClassView) -> float:
         """``sum(|E|^2)`` over all classes."""
-        sizes = classes.sizes.astype(np.float64)
-        return float(np.dot(sizes, sizes))
+        return _sum_of_squares(classes.sizes)
 
 
 class Discernibility:
@@ -145,13 +150,12 @@ class Discernibility:
 
     def inherited_bound(self, classes: ClassView) -> float | None:
         """DM* of the node, a lower bound on DM of every generalization."""
-        sizes = classes.sizes.astype(np.float64)
-        return float(np.dot(sizes, sizes))
+        return _sum_of_squares(classes.sizes)
 
     def score(self, node: Node, classes: ClassView) -> float:
         """``sum(|E|^2 for kept E) + n * suppressed``."""
-        kept = classes.sizes[classes.satisfied].astype(np.float64)
-        return float(np.dot(kept, kept)) + self.context.n_rows * classes.suppressed_rows
+        kept = _sum_of_squares(classes.sizes[classes.satisfied])
+        return kept + self.context.n_rows * classes.suppressed_rows
 
 
 class NonUniformEntropy(_LevelTableMetric):

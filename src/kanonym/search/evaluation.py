@@ -28,12 +28,11 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from kanonym.encode import EncodedTable, FrequencySet, SensitiveAttribute, pack_codes
+from kanonym.encode import EncodedTable, FrequencySet, SensitiveAttribute
 from kanonym.errors import InputError
 from kanonym.lattice import Node
 from kanonym.metrics import ClassView, UtilityMetric
 from kanonym.models import ClassStatistics, PrivacyModel
-from kanonym.search.kernels import sum_rows
 from kanonym.search.partition import Partition, PartitionCache, Rollup
 
 IntArray = npt.NDArray[np.int64]
@@ -145,25 +144,9 @@ class NodeEvaluator:
 
         Used to transform the table; searches use :meth:`view`, which is cheaper.
         """
-        fs = self.frequency_set
-        columns = [
-            a.level_maps[level][fs.codes[:, j]]
-            for j, (a, level) in enumerate(zip(self.encoded.attributes, node, strict=True))
-        ]
-        keys, _ = pack_codes(
-            columns,
-            [a.cardinality(level) for a, level in zip(self.encoded.attributes, node, strict=True)],
-        )
-        _, inverse = np.unique(keys, return_inverse=True)
-        tuple_class = inverse.astype(np.int64, copy=False).reshape(-1)
-        sizes = np.bincount(tuple_class, weights=fs.counts).astype(np.int64)
-        histograms = {
-            name: sum_rows(tuple_class, rows, len(sizes))
-            for name, rows in self._rollup.base.histograms.items()
-        }
-        return NodeClasses(
-            tuple_class=tuple_class, sizes=sizes, satisfied=self._satisfied(sizes, histograms)
-        )
+        partition, tuple_class = self._rollup.group(node, self._rollup.base)
+        satisfied = self._satisfied(partition.sizes, partition.histograms)
+        return NodeClasses(tuple_class=tuple_class, sizes=partition.sizes, satisfied=satisfied)
 
     def _projection(self, node: Node) -> Partition | None:
         """The partition of the frequency set projected away from the node's root attributes.

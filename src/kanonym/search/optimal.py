@@ -107,10 +107,7 @@ class _Optimizer:
 
     def raise_bounds(self, node: Node, bound: float) -> None:
         """``bound`` holds for every generalization of ``node``: raise their lower bounds."""
-        above = np.ones(self.lattice.size, dtype=np.bool_)
-        for column, level in zip(self.lattice.level_columns, node, strict=True):
-            if level > 0:
-                above &= column >= level
+        above = self.lattice.generalizations(node)
         np.maximum(self.lower, np.where(above, bound, 0.0), out=self.lower)
 
     def check(self, node: Node) -> bool:

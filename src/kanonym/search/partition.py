@@ -128,6 +128,15 @@ class Rollup:
 
     def partition(self, node: Node, source: Partition) -> Partition:
         """The partition of ``node``, rolled up from ``source`` (a specialization of it)."""
+        return self.group(node, source)[0]
+
+    def group(self, node: Node, source: Partition) -> tuple[Partition, IntArray]:
+        """The partition of ``node`` and the class of each row of the source used.
+
+        The source used is ``source``, or the frequency set (``self.base``)
+        when ``source`` is too large to pay; grouping from ``self.base`` gives
+        every frequency-set tuple's class.
+        """
         radices = np.array(
             [a.cardinality(level) for a, level in zip(self.encoded.attributes, node, strict=True)],
             dtype=np.int64,
@@ -170,12 +179,12 @@ class Rollup:
 
     def _with_histograms(
         self, node: Node, codes: IntArray, sizes: IntArray, class_of: IntArray, source: Partition
-    ) -> Partition:
+    ) -> tuple[Partition, IntArray]:
         # Sensitive-value histograms of merged classes add up.
         histograms = {
             name: sum_rows(class_of, rows, len(sizes)) for name, rows in source.histograms.items()
         }
-        return Partition(node=node, codes=codes, sizes=sizes, histograms=histograms)
+        return Partition(node=node, codes=codes, sizes=sizes, histograms=histograms), class_of
 
 
 class PartitionCache:
