@@ -1,7 +1,8 @@
 """Re-checking privacy models on a finished table, from the table itself.
 
 The released rows are regrouped with Polars by their quasi-identifier values,
-the sensitive values of each class counted, and every model's own definition
+the sensitive values of each class counted (with the counting ``kanonym check``
+uses, in slices of bounded size), and every model's own definition
 (its ``satisfied_classes``) applied to those counts. Nothing here comes from
 the search: a wrong class or histogram in the search cannot pass unnoticed.
 The reference distribution of t-closeness, beta-likeness and delta-disclosure
@@ -27,6 +28,7 @@ import polars as pl
 
 from kanonym.errors import VerificationError
 from kanonym.models import ClassStatistics, PrivacyModel
+from kanonym.verify.sensitive import ValueCounts, slice_step
 
 
 def verify_models(
@@ -43,40 +45,30 @@ def verify_models(
     """
     if released.height == 0:
         return
-    qis = list(quasi_identifiers)
-    classes = released.group_by(qis, maintain_order=True).len().with_row_index("class_")
-    labelled = released.join(classes.select([*qis, "class_"]), on=qis, how="left", nulls_equal=True)
-    class_of = labelled.get_column("class_").cast(pl.Int64).to_numpy()
-    sizes = classes.get_column("len").cast(pl.Int64).to_numpy()
     for model in models:
         attributes = model.sensitive_attributes
         if not attributes:
             continue
-        sensitive, overall, values = {}, {}, {}
-        for attribute in attributes:
-            reference = source.get_column(attribute).cast(pl.String)
-            labels = tuple(reference.unique(maintain_order=True).to_list())
-            code_of = {label: code for code, label in enumerate(labels)}
-            codes = (
-                labelled.get_column(attribute)
-                .cast(pl.String)
-                .replace_strict(code_of, return_dtype=pl.Int64)
-                .to_numpy()
+        counts = {
+            a: ValueCounts.of(released, quasi_identifiers, a, reference=source.get_column(a))
+            for a in attributes
+        }
+        n_classes = next(iter(counts.values())).n_classes
+        step = slice_step(max(len(c.labels) for c in counts.values()))
+        failing = 0
+        # Every attribute numbers the classes alike (ranks of the same rows), so
+        # the same class range of each attribute describes the same classes.
+        for start in range(0, n_classes, step):
+            stop = min(n_classes, start + step)
+            sensitive = {a: c.matrix(start, stop) for a, c in counts.items()}
+            statistics = ClassStatistics(
+                next(iter(sensitive.values())).sum(axis=1),
+                sensitive=sensitive,
+                overall={a: c.overall for a, c in counts.items()},
+                values={a: c.labels for a, c in counts.items()},
             )
-            n_values = len(labels)
-            sensitive[attribute] = np.bincount(
-                class_of * n_values + codes, minlength=len(sizes) * n_values
-            ).reshape(len(sizes), n_values)
-            overall[attribute] = np.bincount(
-                reference.replace_strict(code_of, return_dtype=pl.Int64).to_numpy(),
-                minlength=n_values,
-            )
-            values[attribute] = labels
-        statistics = ClassStatistics(sizes, sensitive=sensitive, overall=overall, values=values)
-        satisfied = model.satisfied_classes(statistics)
-        failing = int(np.count_nonzero(~satisfied))
+            failing += int(np.count_nonzero(~model.satisfied_classes(statistics)))
         if failing:
             raise VerificationError(
-                f"release fails {model.name} {model.describe()} in {failing} of "
-                f"{len(sizes)} classes"
+                f"release fails {model.name} {model.describe()} in {failing} of {n_classes} classes"
             )

@@ -215,7 +215,7 @@ def measure_sensitive(
             delta_disclosure=None,
             reasons=dict.fromkeys(KEYS, "the table has no rows"),
         )
-    counts = _Counts.of(frame, quasi_identifiers, attribute)
+    counts = ValueCounts.of(frame, quasi_identifiers, attribute)
     reasons: dict[str, str] = {}
     order: npt.NDArray[np.int64] | None = None
     try:
@@ -256,7 +256,7 @@ def measure_sensitive(
     )
 
 
-def _enhanced_reason(row: npt.NDArray[np.int64], counts: _Counts) -> str:
+def _enhanced_reason(row: npt.NDArray[np.int64], counts: ValueCounts) -> str:
     """Why no β suffices: the first value of ``row``'s class above its cap −ln p."""
     matrix = row[np.newaxis, :]
     gains = relative_gains(matrix, counts.overall)[0]
@@ -272,7 +272,7 @@ def _enhanced_reason(row: npt.NDArray[np.int64], counts: _Counts) -> str:
 
 
 @dataclass(frozen=True, eq=False)
-class _Counts:
+class ValueCounts:
     """How often each value of one attribute occurs in each class, sparsely.
 
     Attributes:
@@ -291,35 +291,61 @@ class _Counts:
     rows: int
 
     @classmethod
-    def of(cls, frame: pl.DataFrame, quasi_identifiers: Sequence[str], attribute: str) -> _Counts:
-        text = pl.col(attribute).cast(pl.String)
-        # Dense ranks of structs number the classes and the values, nulls included.
+    def of(
+        cls,
+        frame: pl.DataFrame,
+        quasi_identifiers: Sequence[str],
+        attribute: str,
+        reference: pl.Series | None = None,
+    ) -> ValueCounts:
+        """Count ``attribute`` per class of ``frame``.
+
+        The value codes and ``overall`` come from ``reference`` (a column with
+        every value of ``frame``'s), by default the attribute in ``frame`` itself.
+        """
+        source = (frame.get_column(attribute) if reference is None else reference).cast(pl.String)
+        labels = source.unique().sort(nulls_last=True)
+        code_of = {label: code for code, label in enumerate(labels.to_list())}
         keyed = frame.select(
+            # Dense ranks of structs number the classes, nulls included.
             (pl.struct(list(quasi_identifiers)).rank("dense") - 1).alias("class"),
-            (pl.struct(text).rank("dense") - 1).alias("value"),
-            text.alias("label"),
+            pl.col(attribute)
+            .cast(pl.String)
+            .replace_strict(code_of, return_dtype=pl.Int64)
+            .alias("value"),
         )
-        labels = keyed.group_by("value").agg(pl.col("label").first()).sort("value")["label"]
         pairs = keyed.group_by("class", "value").len().sort("class", "value")
-        values = pairs["value"].to_numpy().astype(np.int64)
-        counts = pairs["len"].to_numpy().astype(np.int64)
         return cls(
             classes=pairs["class"].to_numpy().astype(np.int64),
-            values=values,
-            counts=counts,
+            values=pairs["value"].to_numpy().astype(np.int64),
+            counts=pairs["len"].to_numpy().astype(np.int64),
             labels=tuple(labels.to_list()),
-            overall=np.bincount(values, weights=counts, minlength=labels.len()).astype(np.int64),
+            overall=np.bincount(
+                source.replace_strict(code_of, return_dtype=pl.Int64).to_numpy(),
+                minlength=len(code_of),
+            ),
             rows=frame.height,
         )
 
+    @property
+    def n_classes(self) -> int:
+        """Number of classes."""
+        return int(self.classes[-1]) + 1
+
+    def matrix(self, start: int, stop: int) -> npt.NDArray[np.int64]:
+        """Dense ``(classes, values)`` counts of the classes ``start`` to ``stop - 1``."""
+        low, high = np.searchsorted(self.classes, [start, stop])
+        matrix = np.zeros((stop - start, len(self.labels)), dtype=np.int64)
+        matrix[self.classes[low:high] - start, self.values[low:high]] = self.counts[low:high]
+        return matrix
+
     def slices(self) -> Iterator[npt.NDArray[np.int64]]:
         """Dense count matrices of consecutive classes, together covering them all."""
-        m = len(self.labels)
-        n_classes = int(self.classes[-1]) + 1
-        step = max(1, _CELLS_PER_SLICE // m)
-        for start in range(0, n_classes, step):
-            stop = min(n_classes, start + step)
-            low, high = np.searchsorted(self.classes, [start, stop])
-            matrix = np.zeros((stop - start, m), dtype=np.int64)
-            matrix[self.classes[low:high] - start, self.values[low:high]] = self.counts[low:high]
-            yield matrix
+        step = slice_step(len(self.labels))
+        for start in range(0, self.n_classes, step):
+            yield self.matrix(start, min(self.n_classes, start + step))
+
+
+def slice_step(values: int) -> int:
+    """Classes per dense slice, so that a slice holds at most ``_CELLS_PER_SLICE`` counts."""
+    return max(1, _CELLS_PER_SLICE // max(values, 1))
