@@ -41,6 +41,7 @@ from kanonym.metrics import MetricContext
 from kanonym.release.pipeline import (
     Result,
     Stopwatch,
+    all_metrics,
     build_evaluator,
     declare,
     measure_solution,
@@ -282,7 +283,7 @@ def apply_transformation(
             f"k={config.k}, but the limit is {max_suppressed}; anonymize this table anew"
         )
     context = MetricContext(encoded=encoded, frequency_set=evaluator.frequency_set, k=config.k)
-    solution = measure_solution(evaluation, evaluator, context)
+    solution = measure_solution(evaluation, evaluator, all_metrics(context))
     stopwatch.lap("search")
     released, chosen_seed = release_node(
         table, evaluator, hierarchies, recipe.levels, config, stopwatch

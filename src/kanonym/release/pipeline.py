@@ -29,7 +29,7 @@ from kanonym.errors import InputError
 from kanonym.hierarchy import Hierarchy, resolve
 from kanonym.io import CsvDialect, Table, format_for, load, serialize, write_atomic
 from kanonym.lattice import Node
-from kanonym.metrics import METRICS, MetricContext, make_metric, report_measures
+from kanonym.metrics import METRICS, MetricContext, UtilityMetric, make_metric, report_measures
 from kanonym.models import KAnonymity, PrivacyModel, parse_model
 from kanonym.report import SCHEMA_VERSION, render_json
 from kanonym.search import (
@@ -256,30 +256,35 @@ def level_bounds(
     return tuple(lower), tuple(upper)
 
 
+def all_metrics(context: MetricContext) -> dict[str, UtilityMetric]:
+    """Every utility metric bound to ``context``, built once per run (some precompute tables)."""
+    return {name: make_metric(name, context) for name in METRICS}
+
+
 def measure_solution(
-    evaluation: NodeEvaluation, evaluator: NodeEvaluator, context: MetricContext
+    evaluation: NodeEvaluation, evaluator: NodeEvaluator, metrics: Mapping[str, UtilityMetric]
 ) -> Solution:
     """A solution with every reported measure, utility metrics included."""
     node = evaluation.node
-    encoded = context.encoded
+    encoded = evaluator.encoded
     view = evaluator.view(node)
-    metrics = report_measures(
+    measures = report_measures(
         node=node,
         heights=encoded.heights,
         names=encoded.names,
         released_sizes=view.sizes[view.satisfied],
         suppressed_rows=evaluation.suppressed_rows,
     )
-    for name in METRICS:
-        score = make_metric(name, context).score(node, view)
+    for name, metric in metrics.items():
+        score = metric.score(node, view)
         if name == "precision":
             score = 1.0 - score  # reports show precision; the search minimizes 1 - precision
         # Counting metrics stay whole numbers in reports.
-        metrics[name] = int(score) if name in ("dm", "dm-star") else score
+        measures[name] = int(score) if name in ("dm", "dm-star") else score
     return Solution(
         transformation=dict(zip(encoded.names, node, strict=True)),
         suppressed_rows=evaluation.suppressed_rows,
-        metrics=metrics,
+        metrics=measures,
     )
 
 
@@ -353,20 +358,21 @@ def _run(
         k=config.k,
         weights=tuple(config.weights.get(name, 1.0) for name in encoded.names),
     )
+    metrics = all_metrics(context)
     lower, upper = level_bounds(config, hierarchies)
     stopwatch.lap("encode")
     outcome = run_search(
         ALGORITHMS[config.algorithm],
         evaluator,
         policy=config.policy,
-        metric=None if config.metric is None else make_metric(config.metric, context),
+        metric=None if config.metric is None else metrics[config.metric],
         control=SearchControl.with_time_limit(config.time_limit, on_progress),
         lower=lower,
         upper=upper,
     )
     nodes_checked = evaluator.checks
     stopwatch.lap("search")
-    solutions = tuple(measure_solution(e, evaluator, context) for e in outcome.solutions)
+    solutions = tuple(measure_solution(e, evaluator, metrics) for e in outcome.solutions)
     best = outcome.best
     released, seed = release_node(table, evaluator, hierarchies, best.node, config, stopwatch)
     return Result(
