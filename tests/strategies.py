@@ -1,11 +1,18 @@
-"""Hypothesis strategies: random small tables with random valid hierarchies."""
+"""Shared test helpers: hypothesis strategies for random small tables with random
+valid hierarchies, and ready-made search set-ups."""
 
 from __future__ import annotations
+
+import random
 
 import polars as pl
 from hypothesis import strategies as st
 
+from kanonym.encode import EncodedTable, encode
 from kanonym.hierarchy import Hierarchy
+from kanonym.metrics import MetricContext, UtilityMetric, make_metric
+from kanonym.models import KAnonymity
+from kanonym.search import NodeEvaluator
 
 
 @st.composite
@@ -38,3 +45,20 @@ def problems(draw: st.DrawFn) -> tuple[pl.DataFrame, dict[str, Hierarchy]]:
         for name, h in hs.items()
     }
     return pl.DataFrame(columns, schema=dict.fromkeys(hs, pl.String)), hs
+
+
+def search_setup(
+    table: pl.DataFrame, hs: dict[str, Hierarchy], k: int, max_sup: int, metric: str = "loss"
+) -> tuple[EncodedTable, NodeEvaluator, UtilityMetric]:
+    """Encoded table, a k-anonymity evaluator and a metric, as the searches take them."""
+    encoded = encode(table, hs)
+    evaluator = NodeEvaluator(encoded, [KAnonymity(k=k)], max_suppressed_rows=max_sup)
+    context = MetricContext(encoded=encoded, frequency_set=evaluator.frequency_set, k=k)
+    return encoded, evaluator, make_metric(metric, context)
+
+
+def huge_lattice_table() -> tuple[pl.DataFrame, dict[str, str]]:
+    """200 rows of 16 five-digit codes, each masked digit by digit: 6**16 (about 2.8e12) nodes."""
+    rng = random.Random(7)
+    columns = {f"q{j}": [f"{rng.randrange(10**5):05d}" for _ in range(200)] for j in range(16)}
+    return pl.DataFrame(columns), dict.fromkeys(columns, "mask")

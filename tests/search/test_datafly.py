@@ -6,17 +6,16 @@ import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.strategies import problems
+from tests.strategies import huge_lattice_table, problems, search_setup
 
 import kanonym
 from kanonym.datasets import adult_hierarchies, load_adult
-from kanonym.encode import EncodedTable, encode
+from kanonym.encode import encode
 from kanonym.errors import InputError
 from kanonym.hierarchy import Hierarchy
 from kanonym.lattice import Lattice
-from kanonym.metrics import METRICS, MetricContext, UtilityMetric, make_metric
-from kanonym.models import KAnonymity
-from kanonym.search import ALGORITHMS, DataflySearch, NodeEvaluator, SearchControl, run_search
+from kanonym.metrics import METRICS
+from kanonym.search import ALGORITHMS, DataflySearch, SearchControl, run_search
 
 
 def _zip_sex() -> tuple[pl.DataFrame, dict[str, Hierarchy]]:
@@ -35,17 +34,8 @@ def _zip_sex() -> tuple[pl.DataFrame, dict[str, Hierarchy]]:
     return table, {"zip": zips, "sex": sex}
 
 
-def _setup(
-    table: pl.DataFrame, hs: dict[str, Hierarchy], k: int, max_sup: int, metric: str = "loss"
-) -> tuple[EncodedTable, NodeEvaluator, UtilityMetric]:
-    encoded = encode(table, hs)
-    evaluator = NodeEvaluator(encoded, [KAnonymity(k=k)], max_suppressed_rows=max_sup)
-    context = MetricContext(encoded=encoded, frequency_set=evaluator.frequency_set, k=k)
-    return encoded, evaluator, make_metric(metric, context)
-
-
 def test_generalizes_the_attribute_with_most_distinct_values_first() -> None:
-    _, evaluator, metric = _setup(*_zip_sex(), k=2, max_sup=0)
+    _, evaluator, metric = search_setup(*_zip_sex(), k=2, max_sup=0)
     outcome = run_search(DataflySearch(), evaluator, metric=metric)
     assert outcome.best.node == (2, 0)
     assert outcome.best.satisfied and outcome.best.suppressed_rows == 0
@@ -55,8 +45,12 @@ def test_generalizes_the_attribute_with_most_distinct_values_first() -> None:
 
 
 def test_is_not_optimal_on_the_hand_made_table() -> None:
-    _, datafly_evaluator, datafly_metric = _setup(*_zip_sex(), k=2, max_sup=0, metric="dm-star")
-    _, optimal_evaluator, optimal_metric = _setup(*_zip_sex(), k=2, max_sup=0, metric="dm-star")
+    _, datafly_evaluator, datafly_metric = search_setup(
+        *_zip_sex(), k=2, max_sup=0, metric="dm-star"
+    )
+    _, optimal_evaluator, optimal_metric = search_setup(
+        *_zip_sex(), k=2, max_sup=0, metric="dm-star"
+    )
     datafly = run_search(DataflySearch(), datafly_evaluator, metric=datafly_metric).best
     optimal = run_search(ALGORITHMS["optimal"], optimal_evaluator, metric=optimal_metric).best
     assert optimal.node == (0, 1)
@@ -69,17 +63,17 @@ def test_ties_go_to_the_first_column() -> None:
     a = Hierarchy("a", (("a0", "a1"), ("*", "*")))
     b = Hierarchy("b", (("b0", "b1"), ("*", "*")))
     table = pl.DataFrame({"a": ["a0", "a0", "a1", "a1"], "b": ["b0", "b1", "b0", "b1"]})
-    _, evaluator, metric = _setup(table, {"a": a, "b": b}, k=2, max_sup=0)
+    _, evaluator, metric = search_setup(table, {"a": a, "b": b}, k=2, max_sup=0)
     assert run_search(DataflySearch(), evaluator, metric=metric).best.node == (1, 0)
 
 
 def test_stays_within_the_bounds_of_a_bounded_lattice() -> None:
     # ZIP capped at level 1: after (1, 0) fails, sex is the only candidate left.
-    _, evaluator, metric = _setup(*_zip_sex(), k=2, max_sup=0)
+    _, evaluator, metric = search_setup(*_zip_sex(), k=2, max_sup=0)
     outcome = run_search(DataflySearch(), evaluator, metric=metric, upper=(1, 1))
     assert outcome.best.node == (1, 1)
     # Sex fixed at level 1 from the start: the bottom of the box already satisfies.
-    _, evaluator, metric = _setup(*_zip_sex(), k=2, max_sup=0)
+    _, evaluator, metric = search_setup(*_zip_sex(), k=2, max_sup=0)
     outcome = run_search(DataflySearch(), evaluator, metric=metric, lower=(0, 1))
     assert outcome.best.node == (0, 1)
     assert outcome.nodes_checked == 1
@@ -89,20 +83,20 @@ def test_suppression_stops_the_walk_early() -> None:
     # Two singleton classes may go: the bottom already satisfies with 2 rows suppressed.
     table, hs = _zip_sex()
     table = pl.concat([table, table.head(4)])
-    _, evaluator, metric = _setup(table, hs, k=2, max_sup=2)
+    _, evaluator, metric = search_setup(table, hs, k=2, max_sup=2)
     best = run_search(DataflySearch(), evaluator, metric=metric).best
     assert (best.node, best.suppressed_rows) == ((0, 0), 2)
 
 
 def test_returns_nothing_when_the_top_fails() -> None:
-    _, evaluator, metric = _setup(*_zip_sex(), k=7, max_sup=0)
+    _, evaluator, metric = search_setup(*_zip_sex(), k=7, max_sup=0)
     with pytest.raises(InputError, match="no generalization satisfies"):
         run_search(DataflySearch(), evaluator, metric=metric)
     assert (2, 1) in {e.node for e in evaluator.evaluated()}
 
 
 def test_stops_at_the_deadline() -> None:
-    _, evaluator, metric = _setup(*_zip_sex(), k=2, max_sup=0)
+    _, evaluator, metric = search_setup(*_zip_sex(), k=2, max_sup=0)
     evaluator.use_metric(metric)
     control = SearchControl(deadline=0.0)
     assert DataflySearch().solutions(Lattice((2, 1)), evaluator, control) == []
@@ -115,8 +109,8 @@ def test_stops_at_the_deadline() -> None:
 @given(problem=problems(), k=st.integers(1, 4), max_sup=st.integers(0, 5))
 def test_satisfies_and_is_never_better_than_optimal(metric_name, problem, k, max_sup) -> None:
     table, hs = problem
-    _, optimal_evaluator, optimal_metric = _setup(table, hs, k, max_sup, metric_name)
-    _, evaluator, metric = _setup(table, hs, k, max_sup, metric_name)
+    _, optimal_evaluator, optimal_metric = search_setup(table, hs, k, max_sup, metric_name)
+    _, evaluator, metric = search_setup(table, hs, k, max_sup, metric_name)
     try:
         optimal = run_search(ALGORITHMS["optimal"], optimal_evaluator, metric=optimal_metric).best
     except InputError:
@@ -149,19 +143,11 @@ def test_release_through_the_api_is_k_anonymous() -> None:
 
 
 def test_datafly_runs_where_exact_searches_cannot() -> None:
-    import polars as pl
-
-    import kanonym
-
-    # 16 quasi-identifiers masked digit by digit: 6**16 (about 2.8e12) nodes.
-    rng = __import__("random").Random(7)
-    columns = {f"q{j}": [f"{rng.randrange(10**5):05d}" for _ in range(200)] for j in range(16)}
-    table = pl.DataFrame(columns)
-    specs = dict.fromkeys(columns, "mask")
+    table, specs = huge_lattice_table()
     with pytest.raises(kanonym.InputError, match="datafly"):
         kanonym.anonymize(table, quasi_identifiers=specs, k=2, seed=1)
     result = kanonym.anonymize(
         table, quasi_identifiers=specs, k=2, algorithm="datafly", max_suppressed_rows=10, seed=1
     )
-    assert kanonym.check(result.table, list(columns), 2).k_anonymous
+    assert kanonym.check(result.table, list(specs), 2).k_anonymous
     assert result.report()["proven_optimal"] is False

@@ -8,20 +8,18 @@ import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.strategies import problems
+from tests.strategies import huge_lattice_table, problems, search_setup
 
 import kanonym
-from kanonym.encode import EncodedTable, encode
+from kanonym.encode import encode
 from kanonym.errors import InputError
 from kanonym.hierarchy import Hierarchy
 from kanonym.lattice import Lattice
-from kanonym.metrics import METRICS, MetricContext, UtilityMetric, make_metric
-from kanonym.models import KAnonymity
+from kanonym.metrics import METRICS
 from kanonym.search import (
     ALGORITHMS,
     DataflySearch,
     GreedySearch,
-    NodeEvaluator,
     SearchControl,
     run_search,
 )
@@ -47,15 +45,6 @@ def _overshoot() -> tuple[pl.DataFrame, dict[str, Hierarchy]]:
     return table, {"a": a, "b": b}
 
 
-def _setup(
-    table: pl.DataFrame, hs: dict[str, Hierarchy], k: int, max_sup: int, metric: str = "loss"
-) -> tuple[EncodedTable, NodeEvaluator, UtilityMetric]:
-    encoded = encode(table, hs)
-    evaluator = NodeEvaluator(encoded, [KAnonymity(k=k)], max_suppressed_rows=max_sup)
-    context = MetricContext(encoded=encoded, frequency_set=evaluator.frequency_set, k=k)
-    return encoded, evaluator, make_metric(metric, context)
-
-
 @dataclass
 class _ExpiresAfter(SearchControl):
     """A control whose deadline passes after ``questions`` calls to :meth:`expired`.
@@ -74,9 +63,9 @@ class _ExpiresAfter(SearchControl):
 
 
 def test_improves_on_datafly_by_a_specialization() -> None:
-    _, evaluator, metric = _setup(*_overshoot(), k=2, max_sup=0)
+    _, evaluator, metric = search_setup(*_overshoot(), k=2, max_sup=0)
     assert run_search(DataflySearch(), evaluator, metric=metric).best.node == (1, 1)
-    _, evaluator, metric = _setup(*_overshoot(), k=2, max_sup=0)
+    _, evaluator, metric = search_setup(*_overshoot(), k=2, max_sup=0)
     outcome = run_search(GreedySearch(), evaluator, metric=metric)
     assert outcome.best.node == (0, 1)
     assert outcome.best.satisfied
@@ -96,14 +85,14 @@ def test_is_registered_and_declares_its_assumptions() -> None:
 
 
 def test_zero_steps_is_datafly() -> None:
-    _, evaluator, metric = _setup(*_overshoot(), k=2, max_sup=0)
+    _, evaluator, metric = search_setup(*_overshoot(), k=2, max_sup=0)
     assert run_search(GreedySearch(max_steps=0), evaluator, metric=metric).best.node == (1, 1)
     with pytest.raises(ValueError, match="max_steps"):
         GreedySearch(max_steps=-1)
 
 
 def test_returns_nothing_when_the_top_fails() -> None:
-    _, evaluator, metric = _setup(*_overshoot(), k=9, max_sup=0)
+    _, evaluator, metric = search_setup(*_overshoot(), k=9, max_sup=0)
     with pytest.raises(InputError, match="no generalization satisfies"):
         run_search(GreedySearch(), evaluator, metric=metric)
 
@@ -111,7 +100,7 @@ def test_returns_nothing_when_the_top_fails() -> None:
 def test_stays_within_the_bounds_of_a_bounded_lattice() -> None:
     # With b fixed at its root, (0, 1) is the box's bottom and the walk never
     # goes below it to (0, 0).
-    _, evaluator, metric = _setup(*_overshoot(), k=2, max_sup=0)
+    _, evaluator, metric = search_setup(*_overshoot(), k=2, max_sup=0)
     outcome = run_search(GreedySearch(), evaluator, metric=metric, lower=(0, 1))
     assert outcome.best.node == (0, 1)
     assert all(e.node[1] == 1 for e in evaluator.evaluated())
@@ -119,7 +108,7 @@ def test_stays_within_the_bounds_of_a_bounded_lattice() -> None:
 
 @pytest.mark.parametrize("questions", range(12))
 def test_stops_at_the_deadline_with_an_answer_or_none(questions: int) -> None:
-    _, evaluator, metric = _setup(*_overshoot(), k=2, max_sup=0)
+    _, evaluator, metric = search_setup(*_overshoot(), k=2, max_sup=0)
     evaluator.use_metric(metric)
     control = _ExpiresAfter(questions=questions)
     found = GreedySearch().solutions(Lattice((2, 1)), evaluator, control)
@@ -141,9 +130,9 @@ def test_between_datafly_and_optimal(
     metric_name: str, problem: Problem, k: int, max_sup: int
 ) -> None:
     table, hs = problem
-    _, optimal_evaluator, optimal_metric = _setup(table, hs, k, max_sup, metric_name)
-    _, datafly_evaluator, datafly_metric = _setup(table, hs, k, max_sup, metric_name)
-    _, evaluator, metric = _setup(table, hs, k, max_sup, metric_name)
+    _, optimal_evaluator, optimal_metric = search_setup(table, hs, k, max_sup, metric_name)
+    _, datafly_evaluator, datafly_metric = search_setup(table, hs, k, max_sup, metric_name)
+    _, evaluator, metric = search_setup(table, hs, k, max_sup, metric_name)
     try:
         optimal = run_search(ALGORITHMS["optimal"], optimal_evaluator, metric=optimal_metric).best
     except InputError:
@@ -166,7 +155,7 @@ def test_unbounded_walk_ends_at_a_local_optimum(
     metric_name: str, problem: Problem, k: int, max_sup: int
 ) -> None:
     table, hs = problem
-    _, evaluator, metric = _setup(table, hs, k, max_sup, metric_name)
+    _, evaluator, metric = search_setup(table, hs, k, max_sup, metric_name)
     try:
         best = run_search(GreedySearch(max_steps=10**6), evaluator, metric=metric).best
     except InputError:
@@ -185,7 +174,7 @@ def test_any_deadline_gives_a_satisfying_node_or_nothing(
     problem: Problem, k: int, questions: int
 ) -> None:
     table, hs = problem
-    _, evaluator, metric = _setup(table, hs, k, 2)
+    _, evaluator, metric = search_setup(table, hs, k, 2)
     evaluator.use_metric(metric)
     found = GreedySearch().solutions(
         Lattice(evaluator.encoded.heights), evaluator, _ExpiresAfter(questions=questions)
@@ -195,18 +184,14 @@ def test_any_deadline_gives_a_satisfying_node_or_nothing(
 
 
 def test_greedy_runs_where_exact_searches_cannot() -> None:
-    # 16 quasi-identifiers masked digit by digit: 6**16 (about 2.8e12) nodes.
-    rng = __import__("random").Random(7)
-    columns = {f"q{j}": [f"{rng.randrange(10**5):05d}" for _ in range(200)] for j in range(16)}
-    table = pl.DataFrame(columns)
-    specs = dict.fromkeys(columns, "mask")
+    table, specs = huge_lattice_table()
     datafly = kanonym.anonymize(
         table, quasi_identifiers=specs, k=2, algorithm="datafly", max_suppressed_rows=10, seed=1
     )
     result = kanonym.anonymize(
         table, quasi_identifiers=specs, k=2, algorithm="greedy", max_suppressed_rows=10, seed=1
     )
-    assert kanonym.check(result.table, list(columns), 2).k_anonymous
+    assert kanonym.check(result.table, list(specs), 2).k_anonymous
     assert result.report()["proven_optimal"] is False
     loss, datafly_loss = result.metrics["loss"], datafly.metrics["loss"]
     assert isinstance(loss, float) and isinstance(datafly_loss, float)
