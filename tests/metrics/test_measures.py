@@ -41,7 +41,7 @@ def _view(context: MetricContext) -> ClassView:
     # Codes of the five classes at GT[0,1]: race (asian 0, black 1, white 2), ZIP
     # at level 1 (9413* 0, 9414* 1), in the order of SIZES.
     codes = np.array([[0, 1], [0, 0], [1, 0], [2, 0], [2, 1]])
-    return ClassView(SIZES, KEPT, codes)
+    return ClassView(SIZES, KEPT, lambda: codes)
 
 
 def test_known_values(context) -> None:

@@ -24,13 +24,16 @@ Example:
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 Node = tuple[int, ...]
+T = TypeVar("T", bound=np.generic)
 
 
 @dataclass(frozen=True)
@@ -55,12 +58,12 @@ class Lattice:
             step *= span
         object.__setattr__(self, "strides", tuple(reversed(strides)))
 
-    @property
+    @cached_property
     def spans(self) -> tuple[int, ...]:
         """Number of levels each attribute may take."""
         return tuple(h - low + 1 for low, h in zip(self.lower, self.heights, strict=True))
 
-    @property
+    @cached_property
     def size(self) -> int:
         """Number of nodes: the product of the spans."""
         return math.prod(self.spans)
@@ -87,10 +90,12 @@ class Lattice:
 
     def index(self, node: Node) -> int:
         """Mixed-radix index of ``node``."""
-        return sum(
-            (level - low) * stride
-            for level, low, stride in zip(node, self.lower, self.strides, strict=True)
-        )
+        return int(sum(map(operator.mul, node, self.strides))) - self._origin
+
+    @cached_property
+    def _origin(self) -> int:
+        # Index arithmetic relative to the lower bound: sum(lower_i * stride_i).
+        return int(sum(map(operator.mul, self.lower, self.strides)))
 
     def node(self, index: int) -> Node:
         """The node with mixed-radix ``index``."""
@@ -130,20 +135,32 @@ class Lattice:
         """The columns of :attr:`levels`, each contiguous, for fast comparisons."""
         return tuple(np.ascontiguousarray(self.levels[:, d]) for d in range(len(self.heights)))
 
+    def grid(self, values: np.ndarray[Any, np.dtype[T]]) -> np.ndarray[Any, np.dtype[T]]:
+        """``values`` (one per node, by index) viewed as an array of shape :attr:`spans`.
+
+        In that view the up-set and down-set of a node are boxes, selected by
+        :meth:`up` and :meth:`down` without touching any other node.
+        """
+        return values.reshape(self.spans)
+
+    def up(self, node: Node) -> tuple[slice, ...]:
+        """Index of the up-set of ``node`` (it and its generalizations) in :meth:`grid`."""
+        return tuple(slice(level - low, None) for level, low in zip(node, self.lower, strict=True))
+
+    def down(self, node: Node) -> tuple[slice, ...]:
+        """Index of the down-set of ``node`` (it and its specializations) in :meth:`grid`."""
+        return tuple(slice(0, level - low + 1) for level, low in zip(node, self.lower, strict=True))
+
     def generalizations(self, node: Node) -> npt.NDArray[np.bool_]:
         """Mask of the nodes at or above ``node`` (its up-set), by index."""
-        mask = np.ones(self.size, dtype=np.bool_)
-        for column, level, low in zip(self.level_columns, node, self.lower, strict=True):
-            if level > low:  # every node is at least at the lower bound
-                mask &= column >= level
+        mask = np.zeros(self.size, dtype=np.bool_)
+        self.grid(mask)[self.up(node)] = True
         return mask
 
     def specializations(self, node: Node) -> npt.NDArray[np.bool_]:
         """Mask of the nodes at or below ``node`` (its down-set), by index."""
-        mask = np.ones(self.size, dtype=np.bool_)
-        for column, level, high in zip(self.level_columns, node, self.heights, strict=True):
-            if level < high:  # every node is at most at the top
-                mask &= column <= level
+        mask = np.zeros(self.size, dtype=np.bool_)
+        self.grid(mask)[self.down(node)] = True
         return mask
 
     @cached_property

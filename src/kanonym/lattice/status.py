@@ -41,11 +41,13 @@ class NodeStatus:
 
     def mark_satisfied(self, node: Node) -> None:
         """``node`` satisfies the model: so does every generalization of it."""
-        self.values[(self.values == UNKNOWN) & self.lattice.generalizations(node)] = SATISFIED
+        block = self.lattice.grid(self.values)[self.lattice.up(node)]
+        block[block == UNKNOWN] = SATISFIED
 
     def mark_failed(self, node: Node) -> None:
         """``node`` fails the model: so does every specialization of it."""
-        self.values[(self.values == UNKNOWN) & self.lattice.specializations(node)] = FAILED
+        block = self.lattice.grid(self.values)[self.lattice.down(node)]
+        block[block == UNKNOWN] = FAILED
 
     def unknown_count(self) -> int:
         """How many nodes are still undecided."""

@@ -18,7 +18,9 @@ optimum is always a minimal satisfying node, which lets searches stop early.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Protocol
 
 import numpy as np
@@ -38,14 +40,19 @@ class ClassView:
     Attributes:
         sizes: rows per equivalence class (suppressed classes included).
         satisfied: per class, whether it satisfies the privacy models (is kept).
-        codes: ``(classes, attributes)``: each class's value code per
-            quasi-identifier at the node's levels (dense codes of
-            ``EncodedAttribute.level_labels``).
+        class_codes: computes :attr:`codes`; called at most once, and only by
+            metrics that read values (most need the sizes alone).
     """
 
     sizes: IntArray
     satisfied: npt.NDArray[np.bool_]
-    codes: IntArray
+    class_codes: Callable[[], IntArray]
+
+    @cached_property
+    def codes(self) -> IntArray:
+        """``(classes, attributes)``: each class's value code per quasi-identifier
+        at the node's levels (dense codes of ``EncodedAttribute.level_labels``)."""
+        return self.class_codes()
 
     @property
     def suppressed_rows(self) -> int:

@@ -14,7 +14,7 @@ Example:
     >>> fs = FrequencySet.from_codes(enc.row_code_matrix())
     >>> ctx = MetricContext(encoded=enc, frequency_set=fs)
     >>> import numpy as np
-    >>> view = ClassView(np.array([3]), np.array([True]), np.array([[0]]))
+    >>> view = ClassView(np.array([3]), np.array([True]), lambda: np.array([[0]]))
     >>> DiscernibilityStar(ctx).score((1,), view)
     9.0
 """

@@ -177,7 +177,7 @@ class NodeEvaluator:
         partition = self._rollup.partition(node, source)
         self._partitions.add(partition)
         satisfied = self._satisfied(partition.sizes, partition.histograms)
-        return ClassView(partition.sizes, satisfied, partition.codes)
+        return ClassView(partition.sizes, satisfied, lambda: self._rollup.codes(partition))
 
     def evaluated(self) -> list[NodeEvaluation]:
         """Every node evaluated so far."""

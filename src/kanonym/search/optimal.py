@@ -56,6 +56,8 @@ from kanonym.search.base import SearchControl
 from kanonym.search.evaluation import NodeEvaluation, NodeEvaluator
 
 _PROGRESS_EVERY = 64
+# Nodes filtered at once by the main loop.
+_BLOCK = 256
 
 
 class _Optimizer:
@@ -107,8 +109,8 @@ class _Optimizer:
 
     def raise_bounds(self, node: Node, bound: float) -> None:
         """``bound`` holds for every generalization of ``node``: raise their lower bounds."""
-        above = self.lattice.generalizations(node)
-        np.maximum(self.lower, np.where(above, bound, 0.0), out=self.lower)
+        above = self.lattice.grid(self.lower)[self.lattice.up(node)]
+        np.maximum(above, bound, out=above)
 
     def check(self, node: Node) -> bool:
         hopeless = self.prunable(self.lattice.index(node))
@@ -119,11 +121,7 @@ class _Optimizer:
             else:
                 self.useful += 1
         if evaluation.bound is not None:
-            above = np.ones(self.lattice.size, dtype=np.bool_)
-            for column, level in zip(self.lattice.level_columns, node, strict=True):
-                if level > 0:
-                    above &= column >= level
-            np.maximum(self.lower, np.where(above, evaluation.bound, 0.0), out=self.lower)
+            self.raise_bounds(node, evaluation.bound)
         if evaluation.satisfied:
             self.status.mark_satisfied(node)
             self.consider(evaluation)
@@ -174,35 +172,47 @@ class _Optimizer:
                     self.raise_bounds(lattice.node(index), evaluation.bound)
         return [] if self.best is None else [self.best]
 
+    def visit(self, index: int) -> None:
+        """Decide the node at ``index``, if still needed, along an upward path."""
+        known = self.status.values[index]
+        if known == FAILED or self.prunable(index):
+            return
+        node = self.lattice.node(index)
+        if known == UNKNOWN:
+            path = self.path_from(node)
+            low, high = 0, len(path)
+            # A failing top decides the whole path with one check, which
+            # is the common case among the nodes that could still win.
+            if not self.check(path[-1]):
+                return
+            while low < high:
+                middle = (low + high) // 2
+                if self.check(path[middle]):
+                    high = middle
+                else:
+                    low = middle + 1
+        elif not self.monotone and known == SATISFIED:
+            # Satisfied by inference: a non-monotone metric must still score it.
+            self.consider(self.evaluator.evaluate(node))
+
     def run(self) -> list[NodeEvaluation]:
         if not self.models_monotone:
             return self.run_exhaustive()
         lattice = self.lattice
         # Bottom-up like Flash: lowest height first, then lowest bound.
         order = np.lexsort((np.arange(lattice.size), self.lower, lattice.node_heights))
-        for index in order.tolist():
-            if self.control.expired():
-                break
-            known = self.status.values[index]
-            if known == FAILED or self.prunable(index):
-                continue
-            node = lattice.node(index)
-            if known == UNKNOWN:
-                path = self.path_from(node)
-                low, high = 0, len(path)
-                # A failing top decides the whole path with one check, which
-                # is the common case among the nodes that could still win.
-                if not self.check(path[-1]):
-                    continue
-                while low < high:
-                    middle = (low + high) // 2
-                    if self.check(path[middle]):
-                        high = middle
-                    else:
-                        low = middle + 1
-            elif not self.monotone and known == SATISFIED:
-                # Satisfied by inference: a non-monotone metric must still score it.
-                self.consider(self.evaluator.evaluate(node))
+        for start in range(0, lattice.size, _BLOCK):
+            block = order[start : start + _BLOCK]
+            # Most nodes are long decided or ruled out by the time the loop
+            # reaches them: filter a block at once, re-test survivors one by one.
+            best = self.best
+            alive = self.status.values[block] != FAILED
+            if best is not None and best.score is not None:
+                alive &= self.lower[block] <= best.score
+            for index in block[alive].tolist():
+                if self.control.expired():
+                    return [] if self.best is None else [self.best]
+                self.visit(index)
         return [] if self.best is None else [self.best]
 
 

@@ -10,8 +10,9 @@ never split by generalization, so this gives exactly the same classes, from a
 set that is often far smaller than the frequency set (the roll-up of Incognito,
 LeFevre et al. 2005, and the snapshots of Flash, Kohlmayer et al. 2012).
 
-A :class:`Partition` keeps, per class, its size and one code per attribute at
-the node's levels. A :class:`PartitionCache` keeps recent partitions within a
+A :class:`Partition` keeps, per class, its size and one member tuple (an
+index into the frequency set), which gives the class's codes at the node's
+levels, or any higher ones, by lookup. A :class:`PartitionCache` keeps recent partitions within a
 memory budget and picks, for a new node, the cached specialization with the
 fewest classes.
 
@@ -24,7 +25,7 @@ Example:
     >>> fs = FrequencySet.from_codes(enc.row_code_matrix())
     >>> rollup = Rollup(enc, fs)
     >>> p = rollup.partition((1,), rollup.base)
-    >>> p.sizes.tolist(), p.codes.tolist()
+    >>> p.sizes.tolist(), rollup.codes(p).tolist()
     ([2, 2], [[0], [1]])
 """
 
@@ -39,7 +40,7 @@ import numpy.typing as npt
 from kanonym.encode import EncodedTable, FrequencySet
 from kanonym.encode.frequency import KEY_LIMIT
 from kanonym.lattice import Node
-from kanonym.search.kernels import count_dense, count_hashed, keys_direct, keys_rolled, sum_rows
+from kanonym.search.kernels import class_keys, count_dense, count_hashed, sum_rows
 
 IntArray = npt.NDArray[np.int64]
 
@@ -59,7 +60,7 @@ class Partition:
 
     Attributes:
         node: the node's levels.
-        codes: ``(classes, attributes)`` codes of each class at the node's levels.
+        members: per class, the frequency-set index of one of its tuples.
         sizes: rows per class.
         histograms: per sensitive attribute, ``(classes, values)`` counts of
             each sensitive value code in each class (empty without sensitive
@@ -67,7 +68,7 @@ class Partition:
     """
 
     node: Node
-    codes: IntArray
+    members: IntArray
     sizes: IntArray
     histograms: Mapping[str, IntArray] = field(default_factory=dict)
 
@@ -89,35 +90,13 @@ class Rollup:
         self.encoded = encoded
         self.base = Partition(
             node=tuple(0 for _ in encoded.attributes),
-            codes=np.ascontiguousarray(frequency_set.codes, dtype=np.int64),
+            members=np.arange(len(frequency_set.counts), dtype=np.int64),
             sizes=frequency_set.counts,
             histograms=dict(histograms or {}),
         )
-        # up[a][(low, high)] maps a level-`low` code of attribute a to its level-`high` code.
-        self.up: list[dict[tuple[int, int], IntArray]] = []
-        for attribute in encoded.attributes:
-            maps: dict[tuple[int, int], IntArray] = {}
-            for low in range(attribute.height + 1):
-                some_leaf = np.zeros(attribute.cardinality(low), dtype=np.int64)
-                some_leaf[attribute.level_maps[low]] = np.arange(attribute.cardinality(0))
-                for high in range(low + 1, attribute.height + 1):
-                    maps[(low, high)] = attribute.level_maps[high][some_leaf]
-            self.up.append(maps)
-        # The same maps laid end to end, for the compiled kernels.
-        flat: list[IntArray] = []
-        self.offsets: list[dict[tuple[int, int], int]] = []
-        position = 0
-        for maps in self.up:
-            where: dict[tuple[int, int], int] = {}
-            for pair, values in maps.items():
-                where[pair] = position
-                flat.append(values)
-                position += len(values)
-            self.offsets.append(where)
-        self.flat_maps = np.concatenate(flat) if flat else np.zeros(0, dtype=np.int64)
         self.counter = np.zeros(1024, dtype=np.int64)
         # Every tuple's code at every level, [attribute, level, tuple], padded to
-        # the tallest hierarchy: the direct kernel reads contiguous streams.
+        # the tallest hierarchy: keys are read from contiguous streams.
         tallest = max((a.height for a in encoded.attributes), default=0) + 1
         self.generalized = np.zeros(
             (len(encoded.attributes), tallest, len(frequency_set.counts)), dtype=np.int32
@@ -125,6 +104,16 @@ class Rollup:
         for a, attribute in enumerate(encoded.attributes):
             for level, level_map in enumerate(attribute.level_maps):
                 self.generalized[a, level] = level_map[frequency_set.codes[:, a]]
+
+    def codes(self, partition: Partition) -> IntArray:
+        """``(classes, attributes)``: each class's code per attribute at its node's levels."""
+        return np.stack(
+            [
+                self.generalized[a, level, partition.members].astype(np.int64)
+                for a, level in enumerate(partition.node)
+            ],
+            axis=1,
+        ).reshape(len(partition.members), len(partition.node))
 
     def partition(self, node: Node, source: Partition) -> Partition:
         """The partition of ``node``, rolled up from ``source`` (a specialization of it)."""
@@ -146,49 +135,39 @@ class Rollup:
             space *= radix
         if space >= KEY_LIMIT:
             # Too many combinations for one integer key: group the code rows directly.
-            columns = [
-                column if low == high else self.up[a][(low, high)][column]
-                for a, (low, high, column) in enumerate(
-                    zip(source.node, node, source.codes.T, strict=True)
-                )
-            ]
-            codes, inverse = np.unique(np.column_stack(columns), axis=0, return_inverse=True)
+            columns = [self.generalized[a, level, source.members] for a, level in enumerate(node)]
+            _, first, inverse = np.unique(
+                np.column_stack(columns), axis=0, return_index=True, return_inverse=True
+            )
             class_of = inverse.astype(np.int64).reshape(-1)
             sizes = np.bincount(class_of, weights=source.sizes).astype(np.int64)
-            return self._with_histograms(node, codes.astype(np.int64), sizes, class_of, source)
+            members = source.members[first]
+            return self._with_histograms(node, members, sizes, class_of, source)
         if source.n_classes * _ROLLUP_ADVANTAGE >= self.base.n_classes:
             source = self.base
-        if source is self.base:
-            keys = keys_direct(self.generalized, np.asarray(node, dtype=np.int64), radices)
-        else:
-            offsets = np.array(
-                [
-                    -1 if low == high else self.offsets[a][(low, high)]
-                    for a, (low, high) in enumerate(zip(source.node, node, strict=True))
-                ],
-                dtype=np.int64,
-            )
-            keys = keys_rolled(source.codes, self.flat_maps, offsets, radices)
+        keys = class_keys(
+            self.generalized, np.asarray(node, dtype=np.int64), source.members, radices
+        )
         if space <= _DENSE_SLOTS:
             if len(self.counter) < space:
                 self.counter = np.zeros(max(space, 2 * len(self.counter)), dtype=np.int64)
-            codes, sizes, class_of = count_dense(keys, source.sizes, radices, self.counter)
+            members, sizes, class_of = count_dense(keys, source.sizes, source.members, self.counter)
         else:
-            codes, sizes, class_of = count_hashed(keys, source.sizes, radices)
-        return self._with_histograms(node, codes, sizes, class_of, source)
+            members, sizes, class_of = count_hashed(keys, source.sizes, source.members)
+        return self._with_histograms(node, members, sizes, class_of, source)
 
     def _with_histograms(
-        self, node: Node, codes: IntArray, sizes: IntArray, class_of: IntArray, source: Partition
+        self, node: Node, members: IntArray, sizes: IntArray, class_of: IntArray, source: Partition
     ) -> tuple[Partition, IntArray]:
         # Sensitive-value histograms of merged classes add up.
         histograms = {
             name: sum_rows(class_of, rows, len(sizes)) for name, rows in source.histograms.items()
         }
-        return Partition(node=node, codes=codes, sizes=sizes, histograms=histograms), class_of
+        return Partition(node=node, members=members, sizes=sizes, histograms=histograms), class_of
 
 
 class PartitionCache:
-    """Partitions kept as roll-up sources, within a budget of stored codes.
+    """Partitions kept as roll-up sources, within a budget of stored classes.
 
     Two kinds are kept: *projections* (pinned; see
     ``NodeEvaluator._projection``), and recently computed partitions in a ring
@@ -199,7 +178,7 @@ class PartitionCache:
 
     _NONE = np.iinfo(np.int64).max
 
-    def __init__(self, base: Partition, *, budget: int = 20_000_000, slots: int = 128) -> None:
+    def __init__(self, base: Partition, *, budget: int = 4_000_000, slots: int = 128) -> None:
         self.base = base
         self.budget = budget
         self.ring_slots = slots
@@ -224,14 +203,14 @@ class PartitionCache:
     def _place(self, slot: int, partition: Partition | None) -> None:
         old = self._partitions[slot]
         if old is not None:
-            self._stored -= old.codes.size
+            self._stored -= old.members.size
         self._partitions[slot] = partition
         if partition is None:
             self._classes[slot] = self._NONE
             return
         self._nodes[slot] = partition.node
         self._classes[slot] = partition.n_classes
-        self._stored += partition.codes.size
+        self._stored += partition.members.size
 
     def _grow(self) -> int:
         """A new slot past the ring, for a pinned partition."""
@@ -243,14 +222,14 @@ class PartitionCache:
 
     def pin(self, partition: Partition) -> None:
         """Keep ``partition`` for the rest of the search (within the budget)."""
-        if partition.node in self.pinned or self._stored + partition.codes.size > self.budget:
+        if partition.node in self.pinned or self._stored + partition.members.size > self.budget:
             return
         self.pinned[partition.node] = partition
         self._place(self._grow(), partition)
 
     def add(self, partition: Partition) -> None:
         """Keep ``partition`` in the ring if it is worth it, replacing the oldest entry."""
-        size = partition.codes.size
+        size = partition.members.size
         if partition.n_classes >= self.base.n_classes // 2 or self._stored + size > self.budget:
             return
         self._place(self._next, partition)
