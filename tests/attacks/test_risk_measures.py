@@ -30,7 +30,7 @@ def test_sample_measures_by_hand() -> None:
     assert (r.prosecutor.records_at_risk, r.prosecutor.share_at_risk) == (3, 0.5)
     assert r.marketer == 3 / 6
     assert r.journalist is None and r.reasons["journalist"] == "no population table given"
-    assert r.estimate is None and r.population_uniques is None
+    assert r.estimates is None and r.population_uniques is None
 
 
 def test_threshold_is_strict() -> None:
@@ -51,11 +51,14 @@ def test_journalist_and_marketer_with_a_population_by_hand() -> None:
     assert r.marketer == pytest.approx(shares / 6)
     assert (r.population_rows, r.population_uniques, r.population_uniqueness) == (16, 1, 1 / 16)
     # Zayatz from the sample with N = 16: h_i is proportional to i C(N - i, n - 1).
-    assert r.estimate is not None
+    assert r.estimates is not None
     h = {i: i * math.comb(16 - i, 5) for i in (1, 2, 3)}
     p = h[1] / (h[1] + h[2] + h[3])
-    assert r.estimate.unique_given_sample_unique == pytest.approx(p)
-    assert r.estimate.population_uniques == pytest.approx(p * 16 / 6)
+    zayatz = r.estimates.zayatz
+    assert zayatz.parameters["unique_given_sample_unique"] == pytest.approx(p)
+    assert zayatz.population_uniques == pytest.approx(p * 16 / 6)
+    # pi = 6/16 is above 10 %: Dankar et al.'s rule does not take Pitman's.
+    assert r.estimates.pitman is not None and r.estimates.recommended is zayatz
 
 
 def test_population_equal_to_the_sample_gives_prosecutor_figures() -> None:
@@ -65,14 +68,23 @@ def test_population_equal_to_the_sample_gives_prosecutor_figures() -> None:
     assert r.journalist.average == pytest.approx(r.prosecutor.average)
     assert r.marketer == pytest.approx(r.prosecutor.average)
     # A census: every sample unique is a population unique.
-    assert r.estimate is not None and r.estimate.population_uniques == pytest.approx(1.0)
+    assert r.estimates is not None
+    assert r.estimates.zayatz.population_uniques == pytest.approx(1.0)
 
 
 def test_population_size_gives_the_estimate_only() -> None:
     r = kanonym.risk(SAMPLE, ["zip"], population_size=16)
     assert r.journalist is None and r.population_uniques is None
-    assert r.estimate is not None and r.estimate.population_size == 16
-    assert r.as_dict()["estimate"]["sampling_fraction"] == 6 / 16  # type: ignore[index]
+    assert r.estimates is not None and r.estimates.zayatz.population_size == 16
+    estimates = r.as_dict()["estimates"]
+    assert estimates["sampling_fraction"] == 6 / 16  # type: ignore[index]
+    assert set(estimates) == {  # type: ignore[arg-type]
+        "population_size",
+        "sampling_fraction",
+        "recommended",
+        "zayatz",
+        "pitman",
+    }
 
 
 def test_missing_values_are_a_class_of_their_own() -> None:
@@ -99,8 +111,8 @@ def test_as_dict_keys_and_reasons() -> None:
         "population_uniques",
         "population_uniques_reason",
         "population_uniqueness",
-        "estimate",
-        "estimate_reason",
+        "estimates",
+        "estimates_reason",
     ]
     assert d["class_sizes"] == {"1": 1, "2": 1, "3": 1}
 
@@ -166,4 +178,5 @@ def test_invariants(table: list[tuple[str | None, str]], threshold: float, extra
     assert p.journalist.highest <= r.prosecutor.highest
     assert p.journalist.average <= p.journalist.highest
     assert p.marketer <= r.marketer
-    assert p.estimate is not None and 0.0 <= p.estimate.population_uniqueness <= 1.0
+    assert p.estimates is not None
+    assert 0.0 <= p.estimates.zayatz.population_uniqueness <= 1.0

@@ -139,7 +139,7 @@ def test_risk_json_and_text(files: Path, capsys) -> None:
     args = ["risk", str(files / "medical.csv"), "--qi", "zip", "--population-size", "90"]
     assert main(args) == 0
     out = capsys.readouterr().out
-    assert "sample uniques" in out and "zayatz, sampling fraction 0.1" in out
+    assert "sample uniques" in out and "among 90 (sampling fraction 0.1): zayatz" in out
     population = ["--population", str(files / "medical.csv"), "--threshold", "0.5"]
     assert main(["risk", str(files / "medical.csv"), "--qi", "zip", *population, "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)

@@ -21,7 +21,7 @@ from kanonym.attacks.api import disclosure, link, qi_scan, risk
 from kanonym.attacks.attribute import AttributeDisclosure, DisclosureSummary, FlaggedClass
 from kanonym.attacks.linkage import LinkageSummary
 from kanonym.attacks.measures import AttackerRisk, RiskSummary
-from kanonym.attacks.population import PopulationEstimate
+from kanonym.attacks.population import PopulationEstimate, PopulationEstimates
 from kanonym.attacks.scan import Combination, QiScan
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "FlaggedClass",
     "LinkageSummary",
     "PopulationEstimate",
+    "PopulationEstimates",
     "QiScan",
     "RiskSummary",
     "disclosure",

@@ -83,8 +83,8 @@ def risk(
 
     Sample uniqueness, class sizes, prosecutor and marketer risk always;
     journalist risk and the exact population uniqueness with a ``population``
-    table that contains ``data``; Zayatz's population uniqueness estimate with
-    a population table or a ``population_size``. Definitions:
+    table that contains ``data``; Zayatz's and Pitman's estimates of population
+    uniqueness with a population table or a ``population_size``. Definitions:
     :mod:`kanonym.attacks.measures` and :mod:`kanonym.attacks.population`.
 
     Raises:

@@ -62,7 +62,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from kanonym.attacks.population import PopulationEstimate, estimate_zayatz
+from kanonym.attacks.population import PopulationEstimates, estimate_population
 from kanonym.errors import InputError
 
 DEFAULT_THRESHOLD = 0.2
@@ -149,8 +149,8 @@ class RiskSummary:
         population_rows: rows of the population table, or the population size given.
         population_uniques: records unique on the quasi-identifiers in the
             population table (None without one).
-        estimate: population uniqueness estimated from the table alone (Zayatz),
-            None without a population size.
+        estimates: population uniqueness estimated from the table alone
+            (Zayatz, Pitman), None without a population size.
         reasons: why a measure is None, by its key.
     """
 
@@ -164,7 +164,7 @@ class RiskSummary:
     marketer: float
     population_rows: int | None
     population_uniques: int | None
-    estimate: PopulationEstimate | None
+    estimates: PopulationEstimates | None
     reasons: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -172,7 +172,7 @@ class RiskSummary:
             raise ValueError("class_sizes must count every class once")
         if sum(size * count for size, count in self.class_sizes.items()) != self.rows:
             raise ValueError("class_sizes must add up to the rows")
-        for key in ("journalist", "population_uniques", "estimate"):
+        for key in ("journalist", "population_uniques", "estimates"):
             if (getattr(self, key) is None) != (key in self.reasons):
                 raise ValueError(f"{key}: a reason is given exactly when it is None")
 
@@ -220,9 +220,9 @@ class RiskSummary:
         if self.population_uniques is None:
             out["population_uniques_reason"] = self.reasons["population_uniques"]
         out["population_uniqueness"] = self.population_uniqueness
-        out["estimate"] = None if self.estimate is None else self.estimate.as_dict()
-        if self.estimate is None:
-            out["estimate_reason"] = self.reasons["estimate"]
+        out["estimates"] = None if self.estimates is None else self.estimates.as_dict()
+        if self.estimates is None:
+            out["estimates_reason"] = self.reasons["estimates"]
         return out
 
     def text(self) -> str:
@@ -243,10 +243,10 @@ class RiskSummary:
                 f"population: {self.population_rows} records, {self.population_uniques} unique "
                 f"({self.population_uniqueness:.2%})"
             )
-        if self.estimate is None:
-            lines.append(f"population uniqueness estimate: none ({self.reasons['estimate']})")
+        if self.estimates is None:
+            lines.append(f"population uniques estimated: none ({self.reasons['estimates']})")
         else:
-            lines.append(self.estimate.text())
+            lines.append(self.estimates.text())
         return "\n".join(lines)
 
 
@@ -306,8 +306,8 @@ def measure_risk(
     ``population`` is a table holding every record of ``frame`` (and others)
     with the same quasi-identifier columns; it enables journalist risk and the
     exact population uniqueness, and fixes the population size. Without it,
-    ``population_size`` (at least the table's rows) enables the Zayatz estimate
-    of population uniqueness; giving both is a contradiction.
+    ``population_size`` (at least the table's rows) enables the estimates of
+    population uniqueness (Zayatz, Pitman); giving both is a contradiction.
 
     Raises:
         InputError: no rows, a bad threshold or population size, both
@@ -352,11 +352,11 @@ def measure_risk(
         marketer = float((sizes / in_population).sum()) / rows
         population_size = population.height
         population_uniques = int((class_sizes(population, quasi_identifiers)[_SIZE] == 1).sum())
-    estimate: PopulationEstimate | None = None
+    estimates: PopulationEstimates | None = None
     if population_size is None:
-        reasons["estimate"] = "needs the population size (a population table or its size)"
+        reasons["estimates"] = "needs the population size (a population table or its size)"
     else:
-        estimate = estimate_zayatz(size_histogram(sizes), population_size)
+        estimates = estimate_population(size_histogram(sizes), population_size)
     return RiskSummary(
         quasi_identifiers=tuple(quasi_identifiers),
         rows=rows,
@@ -368,7 +368,7 @@ def measure_risk(
         marketer=marketer,
         population_rows=population_size,
         population_uniques=population_uniques,
-        estimate=estimate,
+        estimates=estimates,
         reasons=reasons,
     )
 

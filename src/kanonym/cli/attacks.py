@@ -45,7 +45,7 @@ def add_commands(commands: argparse._SubParsersAction[ParserT]) -> None:
         "--population-size",
         type=int,
         metavar="N",
-        help="population size for the Zayatz uniqueness estimate",
+        help="population size for the population uniqueness estimates (Zayatz, Pitman)",
     )
     measure.add_argument(
         "--threshold",
