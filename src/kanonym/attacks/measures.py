@@ -271,9 +271,23 @@ def _attacker_line(name: str, risk: AttackerRisk, threshold: float) -> str:
     )
 
 
-def _at_risk(record_risk: npt.NDArray[np.float64], sizes: npt.NDArray[np.int64], t: float) -> int:
-    """Records (``sizes`` per class) whose class's record risk is strictly above ``t``."""
-    return int(sizes[record_risk > t].sum())
+def _attacker(
+    record_risk: npt.NDArray[np.float64],
+    sizes: npt.NDArray[np.int64],
+    average: float,
+    threshold: float,
+) -> AttackerRisk:
+    """An attacker's risk from each class's record risk and size (rows of the table)."""
+    at_risk = int(sizes[record_risk > threshold].sum())
+    highest = float(record_risk.max())
+    return AttackerRisk(
+        highest=highest,
+        # An average cannot exceed its largest term; summing f/F in floating
+        # point could lift it an ulp above when every class has the same risk.
+        average=min(average, highest),
+        records_at_risk=at_risk,
+        share_at_risk=at_risk / int(sizes.sum()),
+    )
 
 
 def check_threshold(threshold: float) -> None:
@@ -322,13 +336,8 @@ def measure_risk(
     classes = class_sizes(frame, quasi_identifiers)
     sizes = classes[_SIZE].to_numpy().astype(np.int64)
     rows, n_classes = int(sizes.sum()), len(sizes)
-    record_risk = 1.0 / sizes
-    prosecutor = AttackerRisk(
-        highest=float(record_risk.max()),
-        average=n_classes / rows,
-        records_at_risk=_at_risk(record_risk, sizes, threshold),
-        share_at_risk=_at_risk(record_risk, sizes, threshold) / rows,
-    )
+    histogram = size_histogram(sizes)
+    prosecutor = _attacker(1.0 / sizes, sizes, n_classes / rows, threshold)
     reasons: dict[str, str] = {}
     journalist: AttackerRisk | None = None
     population_uniques: int | None = None
@@ -340,28 +349,26 @@ def measure_risk(
         in_population = _population_sizes(
             classes, population, quasi_identifiers, source, population_source
         )
-        population_risk = 1.0 / in_population
-        journalist = AttackerRisk(
-            highest=float(population_risk.max()),
-            average=max(
-                n_classes / float(in_population.sum()), float((sizes / in_population).sum()) / rows
-            ),
-            records_at_risk=_at_risk(population_risk, sizes, threshold),
-            share_at_risk=_at_risk(population_risk, sizes, threshold) / rows,
-        )
         marketer = float((sizes / in_population).sum()) / rows
+        # El Emam (2013): the larger of J / ΣF and the marketer risk Σ (f/F) / n.
+        journalist = _attacker(
+            1.0 / in_population,
+            sizes,
+            max(n_classes / float(in_population.sum()), marketer),
+            threshold,
+        )
         population_size = population.height
         population_uniques = int((class_sizes(population, quasi_identifiers)[_SIZE] == 1).sum())
     estimates: PopulationEstimates | None = None
     if population_size is None:
         reasons["estimates"] = "needs the population size (a population table or its size)"
     else:
-        estimates = estimate_population(size_histogram(sizes), population_size)
+        estimates = estimate_population(histogram, population_size)
     return RiskSummary(
         quasi_identifiers=tuple(quasi_identifiers),
         rows=rows,
         classes=n_classes,
-        class_sizes=size_histogram(sizes),
+        class_sizes=histogram,
         threshold=threshold,
         prosecutor=prosecutor,
         journalist=journalist,
