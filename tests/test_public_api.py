@@ -7,6 +7,7 @@ import inspect
 import kanonym
 
 SUBPACKAGES = {
+    "attacks",
     "cli",
     "config",
     "datasets",

@@ -10,6 +10,16 @@ The public API, everything a script or notebook needs:
 """
 
 from kanonym._version import __version__
+from kanonym.attacks import (
+    DisclosureSummary,
+    LinkageSummary,
+    QiScan,
+    RiskSummary,
+    disclosure,
+    link,
+    qi_scan,
+    risk,
+)
 from kanonym.config import AnonymizationConfig, ReleaseJob, SuppressionLimit
 from kanonym.errors import (
     HierarchyError,
@@ -35,6 +45,7 @@ __all__ = [
     "AnonymizationConfig",
     "ClassSizeSummary",
     "DateBuilder",
+    "DisclosureSummary",
     "Hierarchy",
     "HierarchyBuilder",
     "HierarchyError",
@@ -42,10 +53,13 @@ __all__ = [
     "IntervalBuilder",
     "KAnonymity",
     "KanonymError",
+    "LinkageSummary",
     "MaskBuilder",
     "PrivacyModel",
+    "QiScan",
     "ReleaseJob",
     "Result",
+    "RiskSummary",
     "Solution",
     "StaleTransformationError",
     "SuppressBuilder",
@@ -55,6 +69,10 @@ __all__ = [
     "anonymize",
     "apply_transformation",
     "check",
+    "disclosure",
+    "link",
     "load_arx",
+    "qi_scan",
+    "risk",
     "run_job",
 ]

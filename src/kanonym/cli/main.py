@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from kanonym._version import __version__
+from kanonym.cli import attacks
 from kanonym.cli.progress import SearchProgressBar
 from kanonym.config import ReleaseJob, job_from_options, read_job_file
 from kanonym.errors import InputError, KanonymError, StaleTransformationError, VerificationError
@@ -151,6 +152,7 @@ def _build_parser() -> _Parser:
     demo = commands.add_parser("demo", help="anonymize the bundled Adult table (k=5, 4%%)")
     demo.add_argument("--output-dir", type=Path, default=Path("demo-output"))
     demo.add_argument("--seed", type=int)
+    attacks.add_commands(commands)
     return parser
 
 
@@ -327,6 +329,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as stop:  # usage errors, --help and --version end here
         return stop.code if isinstance(stop.code, int) else EXIT_BAD_INPUT
     handlers = {"anonymize": _anonymize, "check": _check, "apply": _apply, "demo": _demo}
+    handlers.update(attacks.HANDLERS)
     try:
         return handlers[args.command](args)
     except VerificationError as error:

@@ -1,0 +1,237 @@
+"""The public attack functions: they read tables, check the request and measure.
+
+Each takes CSV/Parquet paths or Polars/pandas DataFrames (read as
+:func:`kanonym.io.load` reads them), and returns a frozen summary with
+``as_dict()`` (the ``--json`` object of the matching command) and ``text()``.
+
+Example (seed 003's voter Sue J. Doe is re-identified in the raw table):
+    >>> import polars as pl
+    >>> medical = pl.DataFrame({"zip": ["94142", "94141"], "dob": ["64/04/12", "64/09/13"],
+    ...                         "sex": ["F", "F"], "disease": ["hypertension", "obesity"]})
+    >>> voters = pl.DataFrame({"name": ["Sue J. Doe"], "zip": ["94142"], "dob": ["64/04/12"],
+    ...                        "sex": ["F"]})
+    >>> link(medical, voters, on=["zip", "dob", "sex"]).unique_matches
+    1
+    >>> risk(medical, ["zip"]).sample_uniqueness
+    1.0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from kanonym.attacks.attribute import (
+    DEFAULT_DOMINANCE,
+    DEFAULT_LIMIT,
+    DisclosureSummary,
+    measure_disclosure,
+)
+from kanonym.attacks.linkage import DEFAULT_K, LinkageSummary, check_pairs, link_frames
+from kanonym.attacks.measures import DEFAULT_THRESHOLD, RiskSummary, measure_risk
+from kanonym.attacks.scan import DEFAULT_MAX_SIZE, QiScan, scan_quasi_identifiers
+from kanonym.errors import InputError
+from kanonym.hierarchy import Hierarchy, HierarchyBuilder, parse_hierarchy, resolve
+from kanonym.io import Table, load
+
+if TYPE_CHECKING:
+    import pandas
+
+
+def _load(data: str | Path | pl.DataFrame | pandas.DataFrame, delimiter: str | None) -> Table:
+    # The delimiter is for files; a DataFrame alongside a CSV file ignores it.
+    return load(data, delimiter=delimiter if isinstance(data, str | Path) else None)
+
+
+def _columns(names: Sequence[str], what: str) -> tuple[str, ...]:
+    if isinstance(names, str):
+        raise InputError(f"{what}: expected a list of column names, got the string {names!r}")
+    names = tuple(names)
+    if not names:
+        raise InputError(f"{what}: name at least one column")
+    for name in names:
+        if not isinstance(name, str) or not name:
+            raise InputError(f"{what}: column names must be non-empty strings, got {name!r}")
+    if len(set(names)) != len(names):
+        raise InputError(f"{what}: a column is named twice in {list(names)}")
+    return names
+
+
+def _require(table: Table, names: Sequence[str]) -> None:
+    for name in names:
+        if name not in table.frame.columns:
+            raise InputError(
+                f"{table.source}: column '{name}' not found; columns are {table.frame.columns}"
+            )
+    if table.frame.height == 0:
+        raise InputError(f"{table.source}: the table has no rows")
+
+
+def risk(
+    data: str | Path | pl.DataFrame | pandas.DataFrame,
+    quasi_identifiers: Sequence[str],
+    *,
+    population: str | Path | pl.DataFrame | pandas.DataFrame | None = None,
+    population_size: int | None = None,
+    threshold: float = DEFAULT_THRESHOLD,
+    delimiter: str | None = None,
+) -> RiskSummary:
+    """Re-identification risk of ``data`` on ``quasi_identifiers`` (``kanonym risk``).
+
+    Sample uniqueness, class sizes, prosecutor and marketer risk always;
+    journalist risk and the exact population uniqueness with a ``population``
+    table that contains ``data``; Zayatz's and Pitman's estimates of population
+    uniqueness with a population table or a ``population_size``. Definitions:
+    :mod:`kanonym.attacks.measures` and :mod:`kanonym.attacks.population`.
+
+    Raises:
+        InputError: a missing column, an empty table, a threshold outside
+            (0, 1], both ``population`` and ``population_size``, a population
+            smaller than the table or not containing it.
+    """
+    qis = _columns(quasi_identifiers, "risk: quasi-identifiers")
+    table = _load(data, delimiter)
+    _require(table, qis)
+    frame = None
+    source = "<population>"
+    if population is not None:
+        loaded = _load(population, delimiter)
+        _require(loaded, qis)
+        frame, source = loaded.frame, loaded.source
+    return measure_risk(
+        table.frame,
+        qis,
+        threshold=threshold,
+        population=frame,
+        population_size=population_size,
+        source=table.source,
+        population_source=source,
+    )
+
+
+def qi_scan(
+    data: str | Path | pl.DataFrame | pandas.DataFrame,
+    columns: Sequence[str] | None = None,
+    *,
+    max_size: int = DEFAULT_MAX_SIZE,
+    time_limit: float | None = None,
+    delimiter: str | None = None,
+) -> QiScan:
+    """Rank combinations of 1 to ``max_size`` of ``columns`` (default: all) by unique records.
+
+    See :mod:`kanonym.attacks.scan` (``kanonym qi-scan``).
+
+    Raises:
+        InputError: a missing column, an empty table, ``max_size`` < 1 or a
+            time limit that is not positive.
+    """
+    table = _load(data, delimiter)
+    candidates = (
+        tuple(table.frame.columns) if columns is None else _columns(columns, "qi-scan: columns")
+    )
+    _require(table, candidates)
+    return scan_quasi_identifiers(table.frame, candidates, max_size=max_size, time_limit=time_limit)
+
+
+def _pairs(on: Sequence[str | tuple[str, str]]) -> list[tuple[str, str]]:
+    if isinstance(on, str):
+        raise InputError(f"link: on must be a list of columns, got the string {on!r}")
+    pairs = []
+    for item in on:
+        if isinstance(item, str):
+            pairs.append((item, item))
+        elif isinstance(item, tuple) and len(item) == 2 and all(isinstance(c, str) for c in item):
+            pairs.append((item[0], item[1]))
+        else:
+            raise InputError(
+                f"link: {item!r} is neither a column nor an (external, release) pair of columns"
+            )
+    return pairs
+
+
+def link(
+    release: str | Path | pl.DataFrame | pandas.DataFrame,
+    external: str | Path | pl.DataFrame | pandas.DataFrame,
+    on: Sequence[str | tuple[str, str]],
+    *,
+    hierarchies: Mapping[str, Hierarchy | HierarchyBuilder | str | Path] | None = None,
+    k: int = DEFAULT_K,
+    delimiter: str | None = None,
+) -> LinkageSummary:
+    """Link every row of ``external`` to ``release`` and count its matches (``kanonym link``).
+
+    ``on`` lists the compared columns: a name present in both tables, or an
+    ``(external column, release column)`` pair. ``hierarchies`` maps a release
+    column to the hierarchy its values were generalized with (an object, a
+    builder or a spec as in ``anonymize``); builders are built from the
+    external column's values. Matching rules: :mod:`kanonym.attacks.linkage`.
+
+    Raises:
+        InputError: a missing or repeated column, an empty external table, k < 1.
+        HierarchyError: an external value absent from its column's hierarchy.
+    """
+    pairs = _pairs(on)
+    release_table = _load(release, delimiter)
+    external_table = _load(external, delimiter)
+    hierarchies = hierarchies or {}
+    check_pairs(
+        release_table.frame,
+        external_table.frame,
+        pairs,
+        hierarchies,
+        release_source=release_table.source,
+        external_source=external_table.source,
+    )
+    external_of = {r: e for e, r in pairs}
+    resolved: dict[str, Hierarchy] = {}
+    for name, spec in hierarchies.items():
+        parsed = parse_hierarchy(str(spec)) if isinstance(spec, str | Path) else spec
+        column = external_of[name]
+        resolved[name] = resolve(
+            parsed,
+            external_table.frame.get_column(column).cast(pl.String).unique().to_list(),
+            column=column,
+            source=external_table.source,
+        )
+    return link_frames(
+        release_table.frame,
+        external_table.frame,
+        pairs,
+        resolved,
+        k=k,
+        release_source=release_table.source,
+        external_source=external_table.source,
+    )
+
+
+def disclosure(
+    data: str | Path | pl.DataFrame | pandas.DataFrame,
+    quasi_identifiers: Sequence[str],
+    sensitive: Sequence[str],
+    *,
+    dominance: float = DEFAULT_DOMINANCE,
+    limit: int = DEFAULT_LIMIT,
+    delimiter: str | None = None,
+) -> DisclosureSummary:
+    """Homogeneous and dominated classes per sensitive attribute (``kanonym disclosure``).
+
+    See :mod:`kanonym.attacks.attribute`; ``limit`` bounds the classes listed
+    per attribute (the counts always cover them all).
+
+    Raises:
+        InputError: a missing column, an empty table, a column both
+            quasi-identifier and sensitive, a dominance outside [0, 1).
+    """
+    qis = _columns(quasi_identifiers, "disclosure: quasi-identifiers")
+    names = _columns(sensitive, "disclosure: sensitive")
+    table = _load(data, delimiter)
+    _require(table, [*qis, *names])
+    return DisclosureSummary(
+        quasi_identifiers=qis,
+        rows=table.frame.height,
+        dominance=dominance,
+        attributes=measure_disclosure(table.frame, qis, names, dominance=dominance, limit=limit),
+    )
