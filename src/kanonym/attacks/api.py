@@ -60,16 +60,6 @@ def _columns(names: Sequence[str], what: str) -> tuple[str, ...]:
     return names
 
 
-def _require(table: Table, names: Sequence[str]) -> None:
-    for name in names:
-        if name not in table.frame.columns:
-            raise InputError(
-                f"{table.source}: column '{name}' not found; columns are {table.frame.columns}"
-            )
-    if table.frame.height == 0:
-        raise InputError(f"{table.source}: the table has no rows")
-
-
 def risk(
     data: str | Path | pl.DataFrame | pandas.DataFrame,
     quasi_identifiers: Sequence[str],
@@ -94,12 +84,12 @@ def risk(
     """
     qis = _columns(quasi_identifiers, "risk: quasi-identifiers")
     table = _load(data, delimiter)
-    _require(table, qis)
+    table.require(qis)
     frame = None
     source = "<population>"
     if population is not None:
         loaded = _load(population, delimiter)
-        _require(loaded, qis)
+        loaded.require(qis)
         frame, source = loaded.frame, loaded.source
     return measure_risk(
         table.frame,
@@ -132,7 +122,7 @@ def qi_scan(
     candidates = (
         tuple(table.frame.columns) if columns is None else _columns(columns, "qi-scan: columns")
     )
-    _require(table, candidates)
+    table.require(candidates)
     return scan_quasi_identifiers(table.frame, candidates, max_size=max_size, time_limit=time_limit)
 
 
@@ -228,7 +218,7 @@ def disclosure(
     qis = _columns(quasi_identifiers, "disclosure: quasi-identifiers")
     names = _columns(sensitive, "disclosure: sensitive")
     table = _load(data, delimiter)
-    _require(table, [*qis, *names])
+    table.require([*qis, *names])
     return DisclosureSummary(
         quasi_identifiers=qis,
         rows=table.frame.height,

@@ -15,9 +15,12 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import polars as pl
+
+from kanonym.errors import InputError
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -67,3 +70,13 @@ class Table:
     frame: pl.DataFrame
     source: str
     dialect: CsvDialect | None
+
+    def require(self, columns: Sequence[str]) -> None:
+        """Every named column exists and the table has rows; else an InputError naming the file."""
+        for column in columns:
+            if column not in self.frame.columns:
+                raise InputError(
+                    f"{self.source}: column '{column}' not found; columns are {self.frame.columns}"
+                )
+        if self.frame.height == 0:
+            raise InputError(f"{self.source}: the table has no rows")

@@ -167,17 +167,6 @@ class Result:
         write_atomic(payloads)
 
 
-def _require(table: Table, columns: Sequence[str]) -> None:
-    """Every named column exists and the table has rows; else an InputError."""
-    for column in columns:
-        if column not in table.frame.columns:
-            raise InputError(
-                f"{table.source}: column '{column}' not found; columns are {table.frame.columns}"
-            )
-    if table.frame.height == 0:
-        raise InputError(f"{table.source}: the table has no rows")
-
-
 def declare_models(table: Table, config: AnonymizationConfig) -> list[PrivacyModel]:
     """k-anonymity and the job's other models, with sensitive hierarchies resolved."""
     hierarchies = {
@@ -221,7 +210,7 @@ def build_evaluator(
 
 def declare(table: Table, config: AnonymizationConfig) -> dict[str, Hierarchy]:
     """Check that every named column exists and resolve each QI's hierarchy."""
-    _require(table, [*config.hierarchies, *config.identifying, *config.sensitive])
+    table.require([*config.hierarchies, *config.identifying, *config.sensitive])
     if config.k > table.frame.height:
         raise InputError(
             f"{table.source}: k={config.k} is larger than the table ({table.frame.height} rows)"
@@ -488,7 +477,7 @@ def check(
     if len(set(sensitive)) != len(sensitive):
         raise InputError(f"sensitive: a column is named twice in {list(sensitive)}")
     table = load(data, delimiter=delimiter)
-    _require(table, [*quasi_identifiers, *sensitive])
+    table.require([*quasi_identifiers, *sensitive])
     return measure_table(table.frame, quasi_identifiers, k, sensitive)
 
 
