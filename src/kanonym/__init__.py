@@ -28,11 +28,24 @@ from kanonym.hierarchy import (
     load_arx,
 )
 from kanonym.models import KAnonymity, PrivacyModel
-from kanonym.release import Result, Solution, anonymize, apply_transformation, check, run_job
+from kanonym.release import (
+    AuditResult,
+    Ledger,
+    LedgerEntry,
+    LedgerRelease,
+    Result,
+    Solution,
+    anonymize,
+    apply_transformation,
+    audit,
+    check,
+    run_job,
+)
 from kanonym.verify import ClassSizeSummary
 
 __all__ = [
     "AnonymizationConfig",
+    "AuditResult",
     "ClassSizeSummary",
     "DateBuilder",
     "Hierarchy",
@@ -42,6 +55,9 @@ __all__ = [
     "IntervalBuilder",
     "KAnonymity",
     "KanonymError",
+    "Ledger",
+    "LedgerEntry",
+    "LedgerRelease",
     "MaskBuilder",
     "PrivacyModel",
     "ReleaseJob",
@@ -54,6 +70,7 @@ __all__ = [
     "__version__",
     "anonymize",
     "apply_transformation",
+    "audit",
     "check",
     "load_arx",
     "run_job",
