@@ -82,7 +82,7 @@ _APPLICATION_ID = 0x6B616E6C  # "kanl": marks the SQLite file as a kanonym ledge
 _SEED_LIMIT = 2**63  # SQLite integers are signed 64-bit
 _DATAFRAME = "<DataFrame>"
 _KEY_HASH = "key_hash"
-_LABEL = "__kanonym_label"
+_LABEL, _CLASS = "__kanonym_label", "__kanonym_class"
 
 _SCHEMA = (
     # The secret of the keyed hash of record keys (see Ledger.published).
@@ -109,11 +109,20 @@ _SCHEMA = (
         output TEXT NOT NULL,
         report TEXT
     )""",
-    """CREATE TABLE published (
+    # A release's distinct released quasi-identifier tuples (its classes), once each.
+    """CREATE TABLE published_classes (
         release_id INTEGER NOT NULL REFERENCES releases (id),
-        key_hash BLOB NOT NULL,
+        class INTEGER NOT NULL,
         qi_values TEXT NOT NULL,
-        PRIMARY KEY (release_id, key_hash)
+        PRIMARY KEY (release_id, class)
+    ) WITHOUT ROWID""",
+    # Per released record: the keyed hash of its key and its class.
+    """CREATE TABLE published (
+        release_id INTEGER NOT NULL,
+        key_hash BLOB NOT NULL,
+        class INTEGER NOT NULL,
+        PRIMARY KEY (release_id, key_hash),
+        FOREIGN KEY (release_id, class) REFERENCES published_classes (release_id, class)
     ) WITHOUT ROWID""",
     "CREATE INDEX releases_source ON releases (source)",
     # The seed rule, enforced by the database too (a replay re-uses its original's seed).
@@ -346,7 +355,8 @@ class Ledger:
         entry = self.entry(release_id)
         with self._connect() as connection:
             rows = connection.execute(
-                "SELECT key_hash, qi_values FROM published WHERE release_id = ? ORDER BY key_hash",
+                "SELECT key_hash, qi_values FROM published JOIN published_classes "
+                "USING (release_id, class) WHERE release_id = ? ORDER BY key_hash",
                 (release_id,),
             ).fetchall()
         schema = pl.Struct(dict.fromkeys(entry.quasi_identifiers, pl.String))
@@ -402,6 +412,8 @@ class Ledger:
             # A cryptographic hash that stays the same in every version is needed,
             # which Polars' hash is not: one C call per record, once per release.
             hashes = [_key_hash(secret, value) for value in keys.cast(pl.String).to_list()]
+            # One read transaction (a statement each would be many times slower).
+            connection.execute("BEGIN")
             connection.execute("CREATE TEMP TABLE candidate (key_hash BLOB PRIMARY KEY)")
             connection.executemany(
                 "INSERT OR IGNORE INTO candidate VALUES (?)", ((h,) for h in hashes)
@@ -409,6 +421,7 @@ class Ledger:
             sharing = connection.execute(
                 "SELECT DISTINCT release_id FROM published JOIN candidate USING (key_hash)"
             ).fetchall()
+            connection.execute("ROLLBACK")
         return pl.Series(_KEY_HASH, hashes, dtype=pl.Binary), {int(row[0]) for row in sharing}
 
     def release(
@@ -534,17 +547,7 @@ class Ledger:
                 )
                 _insert(connection, entry)
                 if published is not None:
-                    connection.executemany(
-                        "INSERT INTO published VALUES (?, ?, ?)",
-                        zip(
-                            [entry.id] * published.height,
-                            published.get_column(_KEY_HASH).to_list(),
-                            published.select(pl.struct(pl.exclude(_KEY_HASH)).struct.json_encode())
-                            .to_series()
-                            .to_list(),
-                            strict=True,
-                        ),
-                    )
+                    _insert_published(connection, entry.id, published)
                 started = time.perf_counter()
                 body = serialize(result.table, fmt=format_for(output), dialect=result.dialect)
                 payloads.append((output, body))
@@ -649,6 +652,37 @@ def _insert(connection: sqlite3.Connection, entry: LedgerEntry) -> None:
     connection.execute(
         f"INSERT INTO releases ({', '.join(values)}) VALUES ({', '.join('?' * len(values))})",
         list(values.values()),
+    )
+
+
+def _insert_published(
+    connection: sqlite3.Connection, release_id: int, published: pl.DataFrame
+) -> None:
+    names = [c for c in published.columns if c != _KEY_HASH]
+    classes = (
+        published.select(names)
+        .unique(maintain_order=True)
+        .with_row_index(_CLASS)
+        .with_columns(pl.col(_CLASS).cast(pl.Int64))
+    )
+    records = published.join(classes, on=names, how="left", nulls_equal=True)
+    connection.executemany(
+        "INSERT INTO published_classes VALUES (?, ?, ?)",
+        zip(
+            [release_id] * classes.height,
+            classes.get_column(_CLASS).to_list(),
+            classes.select(pl.struct(names).struct.json_encode()).to_series().to_list(),
+            strict=True,
+        ),
+    )
+    connection.executemany(
+        "INSERT INTO published VALUES (?, ?, ?)",
+        zip(
+            [release_id] * records.height,
+            records.get_column(_KEY_HASH).to_list(),
+            records.get_column(_CLASS).to_list(),
+            strict=True,
+        ),
     )
 
 
