@@ -82,7 +82,7 @@ _APPLICATION_ID = 0x6B616E6C  # "kanl": marks the SQLite file as a kanonym ledge
 _SEED_LIMIT = 2**63  # SQLite integers are signed 64-bit
 _DATAFRAME = "<DataFrame>"
 _KEY_HASH = "key_hash"
-_LABEL, _CLASS = "__kanonym_label", "__kanonym_class"
+_KEY, _CLASS = "__kanonym_key", "__kanonym_class"
 
 _SCHEMA = (
     # The secret of the keyed hash of record keys (see Ledger.published).
@@ -325,7 +325,8 @@ class Ledger:
                 connection.execute(f"PRAGMA user_version = {LEDGER_SCHEMA_VERSION}")
             _commit(connection)
         except BaseException:
-            connection.execute("ROLLBACK")
+            with contextlib.suppress(sqlite3.Error):
+                connection.execute("ROLLBACK")
             raise
 
     def entries(self) -> tuple[LedgerEntry, ...]:
@@ -405,8 +406,8 @@ class Ledger:
             raise InputError(f"{self.path}: damaged kanonym ledger (no key secret)")
         return found[0]
 
-    def _record_keys(self, keys: pl.Series) -> tuple[pl.Series, set[int]]:
-        """Each key's hash, and the recorded releases that published one of these records."""
+    def _record_keys(self, keys: pl.Series) -> tuple[pl.DataFrame, set[int]]:
+        """Each key with its hash, and the recorded releases that published one of these records."""
         with self._connect() as connection:
             secret = self._secret(connection)
             # A cryptographic hash that stays the same in every version is needed,
@@ -422,7 +423,10 @@ class Ledger:
                 "SELECT DISTINCT release_id FROM published JOIN candidate USING (key_hash)"
             ).fetchall()
             connection.execute("ROLLBACK")
-        return pl.Series(_KEY_HASH, hashes, dtype=pl.Binary), {int(row[0]) for row in sharing}
+        hashed = pl.DataFrame(
+            {_KEY: keys.cast(pl.String), _KEY_HASH: pl.Series(hashes, dtype=pl.Binary)}
+        )
+        return hashed, {int(row[0]) for row in sharing}
 
     def release(
         self,
@@ -475,10 +479,10 @@ class Ledger:
         replayed = None if replay is None else _lookup(by_id, replay, "--replay")
         base = None if based_on is None else _lookup(by_id, based_on, "--based-on")
         key = key or (base.key if base else None) or (replayed.key if replayed else None)
-        hashes: pl.Series | None = None
+        hashed: pl.DataFrame | None = None
         sharing: set[int] = set()
         if key is not None and key in table.frame.columns:
-            hashes, sharing = self._record_keys(table.frame.get_column(key))
+            hashed, sharing = self._record_keys(table.frame.get_column(key))
         same = [
             e
             for e in entries
@@ -491,13 +495,23 @@ class Ledger:
         result = anonymize_table(
             table, plan.config, read_seconds=read_seconds, on_progress=on_progress
         )
+        published = None
+        if plan.key is not None and hashed is not None:
+            published = _published(result.table, plan.key, hashed, list(result.hierarchies))
+            # The key leaves the release here; the report lists it as identifying.
+            result = dataclasses.replace(
+                result,
+                table=result.table.drop(plan.key),
+                config=dataclasses.replace(
+                    result.config, identifying=(*result.config.identifying, plan.key)
+                ),
+            )
         release_sha256 = table_fingerprint(result.table)
         if plan.replayed is not None and release_sha256 != plan.replayed.release_sha256:
             raise InputError(
                 f"--replay {plan.replayed.id}: this run does not reproduce release "
                 f"{plan.replayed.id} (different options or source); nothing written"
             )
-        published = None if hashes is None else _published(table.frame, hashes, result)
         if plan.base is not None and published is not None:
             _check_temporal(published, self.published(plan.base.id), plan.base, result.hierarchies)
         return self._write_and_record(
@@ -563,11 +577,12 @@ class Ledger:
                 written = True
                 _commit(connection)
             except BaseException as error:
-                if connection.in_transaction:
-                    connection.execute("ROLLBACK")
                 if written:
                     for destination, _ in payloads:
                         destination.unlink(missing_ok=True)
+                # Closing the connection discards the transaction even if this fails.
+                with contextlib.suppress(sqlite3.Error):
+                    connection.execute("ROLLBACK")
                 if isinstance(error, sqlite3.Error):
                     raise InputError(
                         f"{self.path}: cannot record the release ({error}); "
@@ -766,7 +781,7 @@ def _plan(
         complementary = tuple(
             c
             for c in table.frame.columns
-            if c in before and c not in quasi_identifiers and c not in identifying
+            if c in before and c not in quasi_identifiers and c not in identifying and c != key
         )
         for name in complementary:
             if name in config.sensitive:
@@ -825,7 +840,12 @@ def _seed(given: int | None, same: Sequence[LedgerEntry], replayed: LedgerEntry 
 def _key_policy(
     table: Table, config: AnonymizationConfig, key: str | None, base: LedgerEntry | None
 ) -> tuple[str, ...]:
-    """Check the key column; returns the identifying columns, the key among them."""
+    """Check the key column; returns the identifying columns for the search.
+
+    The key is left out of them: it goes through the pipeline as a released
+    column, so each released row still carries its record's key, and is
+    dropped before the release is written.
+    """
     if base is not None:
         if base.key is None:
             raise InputError(
@@ -852,31 +872,23 @@ def _key_policy(
         raise InputError(
             f"{table.source}: key column '{key}': value {shown} appears more than once"
         )
-    return config.identifying if key in config.identifying else (*config.identifying, key)
+    return tuple(name for name in config.identifying if name != key)
 
 
-def _published(frame: pl.DataFrame, hashes: pl.Series, result: Result) -> pl.DataFrame:
-    """Per released record: the hash of its key and its released quasi-identifiers.
+def _published(
+    released: pl.DataFrame, key: str, hashed: pl.DataFrame, names: Sequence[str]
+) -> pl.DataFrame:
+    """Per released row: the hash of its record's key and its quasi-identifier values.
 
-    ``hashes`` holds each source row's key hash, in row order.
+    ``released`` is the verified release still holding the key column;
+    ``hashed`` maps each key (as text) to its hash.
     """
-    names = list(result.hierarchies)
-    rows = frame.select(hashes.alias(_KEY_HASH), *(pl.col(n).cast(pl.String) for n in names))
-    for name, hierarchy in result.hierarchies.items():
-        level = result.transformation[name]
-        mapping = pl.DataFrame(
-            {name: hierarchy.leaves, _LABEL: hierarchy.levels[level]},
-            schema={name: pl.String, _LABEL: pl.String},
-        )
-        rows = (
-            rows.join(mapping, on=name, how="left", nulls_equal=True, maintain_order="left")
-            .drop(name)
-            .rename({_LABEL: name})
-        )
-    # Suppression removes whole classes, so a record was released exactly when
-    # its generalized tuple is one of the release's tuples.
-    released = result.table.select(pl.col(n).cast(pl.String) for n in names).unique()
-    return rows.select(_KEY_HASH, *names).join(released, on=names, how="semi", nulls_equal=True)
+    columns = [pl.col(key).cast(pl.String).alias(_KEY), *(pl.col(n).cast(pl.String) for n in names)]
+    return (
+        released.select(columns)
+        .join(hashed, on=_KEY, how="left", nulls_equal=True)
+        .select(_KEY_HASH, *names)
+    )
 
 
 def _check_temporal(
