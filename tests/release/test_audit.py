@@ -178,6 +178,12 @@ def test_interval_hierarchy_cannot_be_rebuilt_from_labels() -> None:
         audit([a, a], {"age": "interval:5"}, k=1)
 
 
+def test_columns_that_are_not_text() -> None:
+    a = pl.DataFrame({"zip": ["x"], "p": [["a", "b"]]})
+    with pytest.raises(InputError, match="a column cannot be read as text"):
+        audit([a, a], {"zip": "suppress"}, k=1)
+
+
 def test_reserved_names() -> None:
     a = pl.DataFrame({"records": ["x"], "p": ["a"]})
     with pytest.raises(InputError, match="clashes"):

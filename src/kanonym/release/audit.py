@@ -221,8 +221,14 @@ def audit(
         reserved = [c for c in table.frame.columns if c.startswith(_PREFIX)]
         if reserved:
             raise InputError(f"{table.source}: column '{reserved[0]}' uses the reserved prefix")
-        # Values are compared as text, as kanonym check compares them.
-        frames.append(table.frame.with_columns(pl.all().cast(pl.String)))
+        try:
+            # Values are compared as text, as kanonym check compares them.
+            frames.append(table.frame.with_columns(pl.all().cast(pl.String)))
+        except pl.exceptions.PolarsError as error:
+            message = str(error).splitlines()[0] if str(error) else type(error).__name__
+            raise InputError(
+                f"{table.source}: a column cannot be read as text ({message})"
+            ) from None
     sources = tuple(table.source for table in tables)
     for name in qis:
         if not any(name in frame.columns for frame in frames):
