@@ -38,11 +38,24 @@ from kanonym.hierarchy import (
     load_arx,
 )
 from kanonym.models import KAnonymity, PrivacyModel
-from kanonym.release import Result, Solution, anonymize, apply_transformation, check, run_job
+from kanonym.release import (
+    AuditResult,
+    Ledger,
+    LedgerEntry,
+    LedgerRelease,
+    Result,
+    Solution,
+    anonymize,
+    apply_transformation,
+    audit,
+    check,
+    run_job,
+)
 from kanonym.verify import ClassSizeSummary
 
 __all__ = [
     "AnonymizationConfig",
+    "AuditResult",
     "ClassSizeSummary",
     "DateBuilder",
     "DisclosureSummary",
@@ -53,6 +66,9 @@ __all__ = [
     "IntervalBuilder",
     "KAnonymity",
     "KanonymError",
+    "Ledger",
+    "LedgerEntry",
+    "LedgerRelease",
     "LinkageSummary",
     "MaskBuilder",
     "PrivacyModel",
@@ -68,6 +84,7 @@ __all__ = [
     "__version__",
     "anonymize",
     "apply_transformation",
+    "audit",
     "check",
     "disclosure",
     "link",

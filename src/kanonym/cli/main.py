@@ -17,6 +17,7 @@ from typing import NoReturn
 
 from kanonym._version import __version__
 from kanonym.cli import attacks
+from kanonym.cli.ledger_commands import LEDGER_HANDLERS, add_ledger_commands
 from kanonym.cli.progress import SearchProgressBar
 from kanonym.config import ReleaseJob, job_from_options, read_job_file
 from kanonym.errors import InputError, KanonymError, StaleTransformationError, VerificationError
@@ -153,6 +154,7 @@ def _build_parser() -> _Parser:
     demo.add_argument("--output-dir", type=Path, default=Path("demo-output"))
     demo.add_argument("--seed", type=int)
     attacks.add_commands(commands)
+    add_ledger_commands(commands)
     return parser
 
 
@@ -179,8 +181,8 @@ _JOB_FLAGS = (
 )
 
 
-def _job(args: argparse.Namespace) -> ReleaseJob:
-    """Merge the job file (if any) with the flags; flags given win."""
+def job_options(args: argparse.Namespace) -> tuple[dict[str, object], Path, str]:
+    """The job file's options (if any) merged with the flags, which win; base folder; origin."""
     options: dict[str, object] = {}
     base_dir = Path.cwd()
     if args.config is not None:
@@ -188,7 +190,7 @@ def _job(args: argparse.Namespace) -> ReleaseJob:
         base_dir = args.config.resolve().parent
         where = str(args.config)
     else:
-        where = "kanonym anonymize"
+        where = f"kanonym {args.command}"
     flags = {name: getattr(args, name) for name in _JOB_FLAGS if getattr(args, name) is not None}
     if flags and args.config is not None:
         # Flags are relative to the working directory, the file's keys to its folder.
@@ -204,6 +206,11 @@ def _job(args: argparse.Namespace) -> ReleaseJob:
             for key in ("max-suppressed-rows", "max_suppressed_rows"):
                 options.pop(key, None)
     options.update(flags)
+    return options, base_dir, where
+
+
+def _job(args: argparse.Namespace) -> ReleaseJob:
+    options, base_dir, where = job_options(args)
     return job_from_options(options, base_dir=base_dir, where=where)
 
 
@@ -330,6 +337,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return stop.code if isinstance(stop.code, int) else EXIT_BAD_INPUT
     handlers = {"anonymize": _anonymize, "check": _check, "apply": _apply, "demo": _demo}
     handlers.update(attacks.HANDLERS)
+    handlers.update(LEDGER_HANDLERS)
     try:
         return handlers[args.command](args)
     except VerificationError as error:

@@ -441,6 +441,17 @@ def anonymize(
     return _run(table, config, time.perf_counter() - started, on_progress)
 
 
+def anonymize_table(
+    table: Table,
+    config: AnonymizationConfig,
+    *,
+    read_seconds: float = 0.0,
+    on_progress: Callable[[Progress], None] | None = None,
+) -> Result:
+    """:func:`anonymize` for a table already loaded (the ledger fingerprints it first)."""
+    return _run(table, config, read_seconds, on_progress)
+
+
 def check(
     data: str | Path | pl.DataFrame | pandas.DataFrame,
     quasi_identifiers: Sequence[str],

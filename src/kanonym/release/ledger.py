@@ -1,0 +1,921 @@
+"""The release ledger: every release of a source table, recorded, and the policies it enables.
+
+Sweeney ("k-anonymity: a model for protecting privacy", IJUFKS 10(5), 2002,
+section 4) shows three attacks on k-anonymous releases that no single release
+can prevent, only a record of what was released before:
+
+* *unsorted matching* (§4.1): two releases whose rows are in the same order
+  can be matched row by row. Every kanonym release shuffles its rows with a
+  seed; the ledger refuses a seed already used for the same source, unless the
+  release is a deliberate re-run of an earlier one (``replay``), which must
+  then reproduce that release exactly;
+* *complementary release* (§4.2): a later release of the same table can be
+  linked to an earlier one on the attributes they share. A release of a source
+  the ledger has seen treats every attribute an earlier release published as
+  part of its quasi-identifier (generalized with the ``suppress`` hierarchy
+  unless named with its own), unless it is *based on* an earlier release;
+* *temporal* (§4.3): after rows are added, a new release must not publish a
+  value more specific than one already published for the same record. A
+  release ``based_on`` an earlier one is searched only among generalizations
+  at least as high, per quasi-identifier, as that release's levels, and,
+  before anything is written, every record (identified by a key column that
+  is never released) is checked to be published with the same value or one of
+  its generalizations.
+
+The ledger is one SQLite file (schema below, version :data:`LEDGER_SCHEMA_VERSION`,
+recorded in ``PRAGMA user_version``; ``PRAGMA application_id`` marks the file as
+a kanonym ledger). A release is computed and verified by the ordinary pipeline,
+written atomically, and recorded in one transaction: if writing fails nothing
+is recorded, and if recording fails the written files are removed.
+
+Example (a release, then a second one of the same source whose seed is refused):
+    >>> import tempfile
+    >>> from kanonym.config import AnonymizationConfig
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> ledger = Ledger(folder / "ledger.sqlite")
+    >>> table = pl.DataFrame({"zip": ["02138", "02139", "02141", "02142"],
+    ...                       "disease": ["flu", "cold", "flu", "cold"]})
+    >>> config = AnonymizationConfig(quasi_identifiers={"zip": "mask"}, k=2, seed=7)
+    >>> first = ledger.release(table, config, output=folder / "r1.csv")
+    >>> first.entry.id, first.entry.quasi_identifiers, first.entry.seed
+    (1, ('zip',), 7)
+    >>> ledger.release(table, config, output=folder / "r2.csv")
+    Traceback (most recent call last):
+    ...
+    kanonym.errors.InputError: seed 7 was already used for this source by release 1; ...
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import json
+import secrets
+import sqlite3
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from kanonym._version import __version__
+from kanonym.config import AnonymizationConfig, HierarchyLike
+from kanonym.errors import InputError, VerificationError
+from kanonym.hierarchy import Hierarchy, SuppressBuilder, parse_hierarchy
+from kanonym.io import Table, format_for, load, serialize, write_atomic
+from kanonym.release.audit import ancestor_pairs
+from kanonym.release.pipeline import Result, anonymize_table
+from kanonym.report import render_json
+from kanonym.search import Progress
+
+if TYPE_CHECKING:
+    import pandas
+
+LEDGER_SCHEMA_VERSION = 1
+"""Version of the ledger's tables; a ledger of a newer version is refused."""
+
+_APPLICATION_ID = 0x6B616E6C  # "kanl": marks the SQLite file as a kanonym ledger
+_SEED_LIMIT = 2**63  # SQLite integers are signed 64-bit
+_DATAFRAME = "<DataFrame>"
+_KEY_HASH = "key_hash"
+_KEY, _CLASS = "__kanonym_key", "__kanonym_class"
+
+_SCHEMA = (
+    # The secret of the keyed hash of record keys (see Ledger.published).
+    "CREATE TABLE meta (name TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID",
+    """CREATE TABLE releases (
+        id INTEGER PRIMARY KEY,
+        created TEXT NOT NULL,
+        kanonym_version TEXT NOT NULL,
+        source TEXT NOT NULL,
+        source_sha256 TEXT NOT NULL,
+        source_rows INTEGER NOT NULL,
+        quasi_identifiers TEXT NOT NULL,
+        hierarchies TEXT NOT NULL,
+        models TEXT NOT NULL,
+        transformation TEXT NOT NULL,
+        seed INTEGER NOT NULL CHECK (seed >= 0),
+        released_columns TEXT NOT NULL,
+        released_rows INTEGER NOT NULL,
+        release_sha256 TEXT NOT NULL,
+        key_column TEXT,
+        based_on INTEGER REFERENCES releases (id) CHECK (based_on < id),
+        replay_of INTEGER REFERENCES releases (id) CHECK (replay_of < id),
+        complementary TEXT NOT NULL,
+        output TEXT NOT NULL,
+        report TEXT
+    )""",
+    # A release's distinct released quasi-identifier tuples (its classes), once each.
+    """CREATE TABLE published_classes (
+        release_id INTEGER NOT NULL REFERENCES releases (id),
+        class INTEGER NOT NULL,
+        qi_values TEXT NOT NULL,
+        PRIMARY KEY (release_id, class)
+    ) WITHOUT ROWID""",
+    # Per released record: the keyed hash of its key and its class.
+    """CREATE TABLE published (
+        release_id INTEGER NOT NULL,
+        key_hash BLOB NOT NULL,
+        class INTEGER NOT NULL,
+        PRIMARY KEY (release_id, key_hash),
+        FOREIGN KEY (release_id, class) REFERENCES published_classes (release_id, class)
+    ) WITHOUT ROWID""",
+    "CREATE INDEX releases_source ON releases (source)",
+    # The seed rule, enforced by the database too (a replay re-uses its original's seed).
+    "CREATE UNIQUE INDEX releases_seed ON releases (source_sha256, seed) WHERE replay_of IS NULL",
+)
+
+
+def table_fingerprint(frame: pl.DataFrame) -> str:
+    """SHA-256 (hex) of a table's content: its CSV with Polars' defaults.
+
+    The same table has the same fingerprint whether it was read from CSV,
+    gzip, Parquet or given as a DataFrame, as long as its values are the same.
+
+    Example:
+        >>> table_fingerprint(pl.DataFrame({"a": ["1"]})) == hashlib.sha256(b"a\\n1\\n").hexdigest()
+        True
+    """
+    return hashlib.sha256(frame.write_csv().encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True, kw_only=True)
+class HierarchyRecord:
+    """How a release generalized one quasi-identifier.
+
+    Attributes:
+        source: the hierarchy's spec or ARX file, as given.
+        height: its height on the release's source.
+        sha256: SHA-256 of the resolved hierarchy in ARX format (so a rebuilt or
+            edited hierarchy can be told apart).
+    """
+
+    source: str
+    height: int
+    sha256: str
+
+    def __post_init__(self) -> None:
+        if self.height < 0 or len(self.sha256) != 64:
+            raise InputError(f"hierarchy record of {self.source}: bad height or fingerprint")
+
+
+@dataclass(frozen=True, kw_only=True)
+class LedgerEntry:
+    """One recorded release.
+
+    Attributes:
+        id: the release's number in its ledger (1, 2, ...).
+        created: UTC time of recording, ISO 8601.
+        source: the source file (absolute), or ``<DataFrame>``.
+        source_sha256: :func:`table_fingerprint` of the source.
+        quasi_identifiers: the quasi-identifier the release was made with,
+            complementary attributes included.
+        hierarchies: per quasi-identifier, its :class:`HierarchyRecord`.
+        models: every privacy model checked, as in the report.
+        transformation: quasi-identifier -> level.
+        seed: seed of the row shuffle.
+        released_columns: the columns of the release, in order.
+        key: the key column identifying records (never released), or None.
+        based_on: the release this one derives from (temporal), or None.
+        replay_of: the release this one re-runs, or None.
+        complementary: the attributes of earlier releases added to the
+            quasi-identifier.
+    """
+
+    id: int
+    created: str
+    kanonym_version: str
+    source: str
+    source_sha256: str
+    source_rows: int
+    quasi_identifiers: tuple[str, ...]
+    hierarchies: Mapping[str, HierarchyRecord]
+    models: tuple[Mapping[str, object], ...]
+    transformation: Mapping[str, int]
+    seed: int
+    released_columns: tuple[str, ...]
+    released_rows: int
+    release_sha256: str
+    key: str | None
+    based_on: int | None
+    replay_of: int | None
+    complementary: tuple[str, ...]
+    output: str
+    report: str | None
+
+    def __post_init__(self) -> None:
+        where = f"release {self.id}"
+        if set(self.transformation) != set(self.quasi_identifiers) or set(self.hierarchies) != set(
+            self.quasi_identifiers
+        ):
+            raise InputError(f"{where}: levels and hierarchies must cover its quasi-identifiers")
+        if self.key is not None and self.key in self.released_columns:
+            raise InputError(f"{where}: key column '{self.key}' cannot be a released column")
+        for what, other in (("based_on", self.based_on), ("replay_of", self.replay_of)):
+            if other is not None and not 1 <= other < self.id:
+                raise InputError(f"{where}: {what} {other} must name an earlier release")
+        if not set(self.complementary) <= set(self.quasi_identifiers):
+            raise InputError(f"{where}: complementary attributes must be quasi-identifiers")
+
+    def as_dict(self) -> dict[str, object]:
+        """JSON-ready form."""
+        document = dataclasses.asdict(self)
+        document["hierarchies"] = {
+            name: dataclasses.asdict(record) for name, record in self.hierarchies.items()
+        }
+        return document
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class LedgerRelease:
+    """A release made through the ledger: its record and the verified result."""
+
+    entry: LedgerEntry
+    result: Result
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Plan:
+    """The job as the ledger's policies turn it, before the search runs."""
+
+    config: AnonymizationConfig
+    key: str | None
+    base: LedgerEntry | None
+    replayed: LedgerEntry | None
+    complementary: tuple[str, ...]
+    last_id: int
+
+
+class Ledger:
+    """A ledger file: opened (created if absent and ``create``), checked, then used.
+
+    Raises:
+        InputError: the path is a directory, cannot be opened, is not an SQLite
+            database, is a database of another application, or has a ledger
+            schema newer than this kanonym's; or (``create=False``) does not exist.
+    """
+
+    def __init__(self, path: str | Path, *, create: bool = True) -> None:
+        self.path = Path(path)
+        if self.path.is_dir():
+            raise InputError(f"{self.path}: is a directory, not a ledger file")
+        if not create and not self.path.exists():
+            raise InputError(f"{self.path}: ledger not found")
+        self._read_only = not create
+        with self._connect() as connection:
+            try:
+                app_id = connection.execute("PRAGMA application_id").fetchone()[0]
+                version = connection.execute("PRAGMA user_version").fetchone()[0]
+                objects = connection.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+            except sqlite3.DatabaseError:
+                raise InputError(
+                    f"{self.path}: not a kanonym ledger (not an SQLite database)"
+                ) from None
+            if (app_id, version, objects) == (0, 0, 0):
+                if not create:
+                    raise InputError(f"{self.path}: an empty database, not a kanonym ledger")
+                self._create(connection)
+            elif app_id != _APPLICATION_ID:
+                raise InputError(
+                    f"{self.path}: not a kanonym ledger (an SQLite database of another application)"
+                )
+            elif version > LEDGER_SCHEMA_VERSION:
+                raise InputError(
+                    f"{self.path}: ledger schema version {version} is newer than this kanonym "
+                    f"supports ({LEDGER_SCHEMA_VERSION}); upgrade kanonym"
+                )
+            elif version < 1:
+                raise InputError(f"{self.path}: damaged kanonym ledger (schema version {version})")
+
+    @contextlib.contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        """A connection in autocommit mode: every transaction is an explicit BEGIN."""
+        try:
+            if self._read_only:
+                connection = sqlite3.connect(
+                    f"{self.path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None
+                )
+            else:
+                connection = sqlite3.connect(self.path, isolation_level=None, timeout=30)
+        except sqlite3.Error as error:
+            raise InputError(f"{self.path}: cannot open ledger ({error})") from None
+        try:
+            connection.execute("PRAGMA foreign_keys = ON")
+            yield connection
+        except sqlite3.DatabaseError as error:
+            raise InputError(f"{self.path}: ledger error ({error})") from None
+        finally:
+            connection.close()
+
+    def _create(self, connection: sqlite3.Connection) -> None:
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            # Another process may have created it between our check and the lock.
+            if connection.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0:
+                for statement in _SCHEMA:
+                    connection.execute(statement)
+                connection.execute(
+                    "INSERT INTO meta VALUES ('key_secret', ?)", (secrets.token_bytes(32),)
+                )
+                connection.execute(f"PRAGMA application_id = {_APPLICATION_ID}")
+                connection.execute(f"PRAGMA user_version = {LEDGER_SCHEMA_VERSION}")
+            _commit(connection)
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                connection.execute("ROLLBACK")
+            raise
+
+    def entries(self) -> tuple[LedgerEntry, ...]:
+        """Every recorded release, oldest first."""
+        with self._connect() as connection:
+            cursor = connection.execute("SELECT * FROM releases ORDER BY id")
+            names = [column[0] for column in cursor.description]
+            rows = cursor.fetchall()
+        return tuple(self._entry(dict(zip(names, row, strict=True))) for row in rows)
+
+    def entry(self, release_id: int) -> LedgerEntry:
+        """The release numbered ``release_id``; InputError if there is none."""
+        for entry in self.entries():
+            if entry.id == release_id:
+                return entry
+        raise InputError(f"{self.path}: no release {release_id} in the ledger")
+
+    def published(self, release_id: int) -> pl.DataFrame:
+        """What a keyed release published per record: ``key_hash`` and its quasi-identifiers.
+
+        ``key_hash`` is the keyed BLAKE2b hash (RFC 7693, 32 bytes, keyed with
+        the ledger's secret) of the record's key, so the ledger holds no key in
+        clear; the other columns are the released quasi-identifier values.
+        Records the release suppressed are absent. Empty for a release made
+        without a key.
+        """
+        entry = self.entry(release_id)
+        with self._connect() as connection:
+            rows = connection.execute(
+                "SELECT key_hash, qi_values FROM published JOIN published_classes "
+                "USING (release_id, class) WHERE release_id = ? ORDER BY key_hash",
+                (release_id,),
+            ).fetchall()
+        schema = pl.Struct(dict.fromkeys(entry.quasi_identifiers, pl.String))
+        return (
+            pl.DataFrame(
+                {_KEY_HASH: [r[0] for r in rows], "values": [r[1] for r in rows]},
+                schema={_KEY_HASH: pl.Binary, "values": pl.String},
+            )
+            .with_columns(pl.col("values").str.json_decode(schema))
+            .unnest("values")
+        )
+
+    def _entry(self, row: Mapping[str, object]) -> LedgerEntry:
+        try:
+            hierarchies = json.loads(str(row["hierarchies"]))
+            return LedgerEntry(
+                id=int(str(row["id"])),
+                created=str(row["created"]),
+                kanonym_version=str(row["kanonym_version"]),
+                source=str(row["source"]),
+                source_sha256=str(row["source_sha256"]),
+                source_rows=int(str(row["source_rows"])),
+                quasi_identifiers=tuple(json.loads(str(row["quasi_identifiers"]))),
+                hierarchies={
+                    name: HierarchyRecord(**record) for name, record in hierarchies.items()
+                },
+                models=tuple(json.loads(str(row["models"]))),
+                transformation=json.loads(str(row["transformation"])),
+                seed=int(str(row["seed"])),
+                released_columns=tuple(json.loads(str(row["released_columns"]))),
+                released_rows=int(str(row["released_rows"])),
+                release_sha256=str(row["release_sha256"]),
+                key=None if row["key_column"] is None else str(row["key_column"]),
+                based_on=None if row["based_on"] is None else int(str(row["based_on"])),
+                replay_of=None if row["replay_of"] is None else int(str(row["replay_of"])),
+                complementary=tuple(json.loads(str(row["complementary"]))),
+                output=str(row["output"]),
+                report=None if row["report"] is None else str(row["report"]),
+            )
+        except (ValueError, TypeError, AttributeError) as error:
+            raise InputError(f"{self.path}: release {row.get('id')} is damaged ({error})") from None
+
+    def _secret(self, connection: sqlite3.Connection) -> bytes:
+        found = connection.execute("SELECT value FROM meta WHERE name = 'key_secret'").fetchone()
+        if found is None or not isinstance(found[0], bytes):
+            raise InputError(f"{self.path}: damaged kanonym ledger (no key secret)")
+        return found[0]
+
+    def _record_keys(self, keys: pl.Series) -> tuple[pl.DataFrame, set[int]]:
+        """Each key with its hash, and the recorded releases that published one of these records."""
+        with self._connect() as connection:
+            secret = self._secret(connection)
+            # A cryptographic hash that stays the same in every version is needed,
+            # which Polars' hash is not: one C call per record, once per release.
+            hashes = [_key_hash(secret, value) for value in keys.cast(pl.String).to_list()]
+            # One read transaction (a statement each would be many times slower).
+            connection.execute("BEGIN")
+            connection.execute("CREATE TEMP TABLE candidate (key_hash BLOB PRIMARY KEY)")
+            connection.executemany(
+                "INSERT OR IGNORE INTO candidate VALUES (?)", ((h,) for h in hashes)
+            )
+            sharing = connection.execute(
+                "SELECT DISTINCT release_id FROM published JOIN candidate USING (key_hash)"
+            ).fetchall()
+            connection.execute("ROLLBACK")
+        hashed = pl.DataFrame(
+            {_KEY: keys.cast(pl.String), _KEY_HASH: pl.Series(hashes, dtype=pl.Binary)}
+        )
+        return hashed, {int(row[0]) for row in sharing}
+
+    def release(
+        self,
+        data: str | Path | pl.DataFrame | pandas.DataFrame,
+        config: AnonymizationConfig,
+        *,
+        output: str | Path,
+        report: str | Path | None = None,
+        key: str | None = None,
+        based_on: int | None = None,
+        replay: int | None = None,
+        delimiter: str | None = None,
+        on_progress: Callable[[Progress], None] | None = None,
+    ) -> LedgerRelease:
+        """Release ``data`` under ``config`` and the ledger's policies, write it, record it.
+
+        Args:
+            data: the source (a CSV or Parquet path, or a DataFrame).
+            config: the job, as for :func:`kanonym.anonymize`.
+            output, report: the release file and its report (which gains a
+                ``ledger`` object).
+            key: column identifying records; recorded (hashed) per released
+                record and never released. Needed by later ``based_on``
+                releases; defaults to the key of ``based_on`` or ``replay``.
+            based_on: an earlier release this one derives from (new rows added
+                to its source): no complementary attributes; levels at least
+                those of ``based_on``; every record published no more
+                specifically than ``based_on`` did.
+            replay: an earlier release of the same source to re-run with its
+                seed; the release must come out identical to it.
+            delimiter, on_progress: as for :func:`kanonym.anonymize`.
+
+        Raises:
+            InputError: a policy refuses the release (seed already used, replay
+                that differs, unknown release, bad key), or any bad input.
+            VerificationError: the release failed its re-check, or the temporal
+                check. Nothing is written or recorded then.
+        """
+        started = time.perf_counter()
+        table = load(data, delimiter=delimiter)
+        source = str(Path(data).resolve()) if isinstance(data, str | Path) else _DATAFRAME
+        fingerprint = table_fingerprint(table.frame)
+        read_seconds = time.perf_counter() - started
+        destinations = [Path(output), *([] if report is None else [Path(report)])]
+        for destination in destinations:
+            if destination.resolve() == self.path.resolve():
+                raise InputError(f"{destination}: would overwrite the ledger")
+        entries = self.entries()
+        by_id = {entry.id: entry for entry in entries}
+        replayed = None if replay is None else _lookup(by_id, replay, "--replay")
+        base = None if based_on is None else _lookup(by_id, based_on, "--based-on")
+        key = key or (base.key if base else None) or (replayed.key if replayed else None)
+        hashed: pl.DataFrame | None = None
+        sharing: set[int] = set()
+        if key is not None and key in table.frame.columns:
+            hashed, sharing = self._record_keys(table.frame.get_column(key))
+        same = [
+            e
+            for e in entries
+            if e.id in sharing or _same_source(e.source, e.source_sha256, source, fingerprint)
+        ]
+        last_id = max((e.id for e in entries), default=0)
+        plan = _plan(
+            table, config, same=same, key=key, base=base, replayed=replayed, last_id=last_id
+        )
+        result = anonymize_table(
+            table, plan.config, read_seconds=read_seconds, on_progress=on_progress
+        )
+        published = None
+        if plan.key is not None and hashed is not None:
+            published = _published(result.table, plan.key, hashed, list(result.hierarchies))
+            # The key leaves the release here; the report lists it as identifying.
+            result = dataclasses.replace(
+                result,
+                table=result.table.drop(plan.key),
+                config=dataclasses.replace(
+                    result.config, identifying=(*result.config.identifying, plan.key)
+                ),
+            )
+        release_sha256 = table_fingerprint(result.table)
+        if plan.replayed is not None and release_sha256 != plan.replayed.release_sha256:
+            raise InputError(
+                f"--replay {plan.replayed.id}: this run does not reproduce release "
+                f"{plan.replayed.id} (different options or source); nothing written"
+            )
+        if plan.base is not None and published is not None:
+            _check_temporal(published, self.published(plan.base.id), plan.base, result.hierarchies)
+        return self._write_and_record(
+            plan,
+            result,
+            published,
+            output=Path(output),
+            report=None if report is None else Path(report),
+            source=source,
+            fingerprint=fingerprint,
+            release_sha256=release_sha256,
+        )
+
+    def _write_and_record(
+        self,
+        plan: _Plan,
+        result: Result,
+        published: pl.DataFrame | None,
+        *,
+        output: Path,
+        report: Path | None,
+        source: str,
+        fingerprint: str,
+        release_sha256: str,
+    ) -> LedgerRelease:
+        """One transaction: insert the records, write the files, commit (or undo both)."""
+        written = False
+        payloads: list[tuple[Path, bytes]] = []
+        with self._connect() as connection:
+            connection.execute("BEGIN IMMEDIATE")
+            try:
+                last = connection.execute("SELECT coalesce(max(id), 0) FROM releases").fetchone()
+                if last[0] != plan.last_id:
+                    raise InputError(
+                        f"{self.path}: another release was recorded while this one ran; "
+                        "run it again"
+                    )
+                entry = _new_entry(
+                    plan.last_id + 1,
+                    plan,
+                    result,
+                    source=source,
+                    fingerprint=fingerprint,
+                    release_sha256=release_sha256,
+                    output=output,
+                    report=report,
+                )
+                _insert(connection, entry)
+                if published is not None:
+                    _insert_published(connection, entry.id, published)
+                started = time.perf_counter()
+                body = serialize(result.table, fmt=format_for(output), dialect=result.dialect)
+                payloads.append((output, body))
+                result.timings["write"] = time.perf_counter() - started
+                if report is not None:
+                    document = {
+                        **result.report(),
+                        "output": str(output),
+                        "ledger": _report_section(self.path, entry),
+                    }
+                    payloads.append((report, render_json(document)))
+                write_atomic(payloads)
+                written = True
+                _commit(connection)
+            except BaseException as error:
+                if written:
+                    for destination, _ in payloads:
+                        destination.unlink(missing_ok=True)
+                # Closing the connection discards the transaction even if this fails.
+                with contextlib.suppress(sqlite3.Error):
+                    connection.execute("ROLLBACK")
+                if isinstance(error, sqlite3.Error):
+                    raise InputError(
+                        f"{self.path}: cannot record the release ({error}); "
+                        + ("the written files were removed" if written else "nothing written")
+                    ) from None
+                raise
+        return LedgerRelease(entry=entry, result=result)
+
+
+def _commit(connection: sqlite3.Connection) -> None:
+    """End the transaction: the release is recorded from here on."""
+    connection.execute("COMMIT")
+
+
+def _new_entry(
+    release_id: int,
+    plan: _Plan,
+    result: Result,
+    *,
+    source: str,
+    fingerprint: str,
+    release_sha256: str,
+    output: Path,
+    report: Path | None,
+) -> LedgerEntry:
+    return LedgerEntry(
+        id=release_id,
+        created=datetime.now(UTC).isoformat(timespec="seconds"),
+        kanonym_version=__version__,
+        source=source,
+        source_sha256=fingerprint,
+        source_rows=result.input_rows,
+        quasi_identifiers=tuple(result.hierarchies),
+        hierarchies={
+            name: HierarchyRecord(
+                source=h.name,
+                height=h.height,
+                sha256=hashlib.sha256(h.to_arx_csv().encode("utf-8")).hexdigest(),
+            )
+            for name, h in result.hierarchies.items()
+        },
+        models=tuple(model.describe() for model in result.models),
+        transformation=dict(result.transformation),
+        seed=result.seed,
+        released_columns=tuple(result.table.columns),
+        released_rows=result.table.height,
+        release_sha256=release_sha256,
+        key=plan.key,
+        based_on=None if plan.base is None else plan.base.id,
+        replay_of=None if plan.replayed is None else plan.replayed.id,
+        complementary=plan.complementary,
+        output=str(output.resolve()),
+        report=None if report is None else str(report.resolve()),
+    )
+
+
+def _insert(connection: sqlite3.Connection, entry: LedgerEntry) -> None:
+    values: dict[str, object] = {
+        "id": entry.id,
+        "created": entry.created,
+        "kanonym_version": entry.kanonym_version,
+        "source": entry.source,
+        "source_sha256": entry.source_sha256,
+        "source_rows": entry.source_rows,
+        "quasi_identifiers": json.dumps(list(entry.quasi_identifiers)),
+        "hierarchies": json.dumps(
+            {name: dataclasses.asdict(record) for name, record in entry.hierarchies.items()}
+        ),
+        "models": json.dumps([dict(model) for model in entry.models]),
+        "transformation": json.dumps(dict(entry.transformation)),
+        "seed": entry.seed,
+        "released_columns": json.dumps(list(entry.released_columns)),
+        "released_rows": entry.released_rows,
+        "release_sha256": entry.release_sha256,
+        "key_column": entry.key,
+        "based_on": entry.based_on,
+        "replay_of": entry.replay_of,
+        "complementary": json.dumps(list(entry.complementary)),
+        "output": entry.output,
+        "report": entry.report,
+    }
+    connection.execute(
+        f"INSERT INTO releases ({', '.join(values)}) VALUES ({', '.join('?' * len(values))})",
+        list(values.values()),
+    )
+
+
+def _insert_published(
+    connection: sqlite3.Connection, release_id: int, published: pl.DataFrame
+) -> None:
+    names = [c for c in published.columns if c != _KEY_HASH]
+    classes = (
+        published.select(names)
+        .unique(maintain_order=True)
+        .with_row_index(_CLASS)
+        .with_columns(pl.col(_CLASS).cast(pl.Int64))
+    )
+    records = published.join(classes, on=names, how="left", nulls_equal=True)
+    connection.executemany(
+        "INSERT INTO published_classes VALUES (?, ?, ?)",
+        zip(
+            [release_id] * classes.height,
+            classes.get_column(_CLASS).to_list(),
+            classes.select(pl.struct(names).struct.json_encode()).to_series().to_list(),
+            strict=True,
+        ),
+    )
+    connection.executemany(
+        "INSERT INTO published VALUES (?, ?, ?)",
+        zip(
+            [release_id] * records.height,
+            records.get_column(_KEY_HASH).to_list(),
+            records.get_column(_CLASS).to_list(),
+            strict=True,
+        ),
+    )
+
+
+def _key_hash(secret: bytes, value: str | None) -> bytes:
+    """Keyed BLAKE2b (RFC 7693) of a record key; a tag byte keeps the missing key apart."""
+    data = b"\x00" if value is None else b"\x01" + value.encode("utf-8")
+    return hashlib.blake2b(data, key=secret, digest_size=32).digest()
+
+
+def _report_section(path: Path, entry: LedgerEntry) -> dict[str, object]:
+    return {
+        "path": str(path.resolve()),
+        "release_id": entry.id,
+        "source_sha256": entry.source_sha256,
+        "release_sha256": entry.release_sha256,
+        "key": entry.key,
+        "based_on": entry.based_on,
+        "replay_of": entry.replay_of,
+        "complementary": list(entry.complementary),
+    }
+
+
+def _same_source(path: str, sha256: str, source: str, fingerprint: str) -> bool:
+    """Same content, or the same file path (a DataFrame has none)."""
+    return sha256 == fingerprint or (source != _DATAFRAME and path == source)
+
+
+def _lookup(entries: Mapping[int, LedgerEntry], release_id: int, flag: str) -> LedgerEntry:
+    if isinstance(release_id, bool) or not isinstance(release_id, int):
+        raise InputError(f"{flag} must be a release number, got {release_id!r}")
+    if release_id not in entries:
+        raise InputError(f"{flag} {release_id}: no such release in the ledger")
+    return entries[release_id]
+
+
+def _plan(
+    table: Table,
+    config: AnonymizationConfig,
+    *,
+    same: Sequence[LedgerEntry],
+    key: str | None,
+    base: LedgerEntry | None,
+    replayed: LedgerEntry | None,
+    last_id: int,
+) -> _Plan:
+    """Apply the seed, key, temporal and complementary policies to the job.
+
+    ``same`` are the recorded releases of the same source: same file, same
+    content, or sharing a record key with this table.
+    """
+    if replayed is not None and replayed not in same:
+        raise InputError(f"--replay {replayed.id}: release {replayed.id} is of another source")
+    seed = _seed(config.seed, same, replayed)
+    identifying = _key_policy(table, config, key, base)
+    quasi_identifiers: dict[str, HierarchyLike] = dict(config.hierarchies)
+    min_levels = dict(config.min_levels)
+    complementary: tuple[str, ...] = ()
+    if base is not None:
+        # Temporal: the earlier release's quasi-identifiers stay generalized, at
+        # least as high as it generalized them.
+        for name in base.quasi_identifiers:
+            if name not in quasi_identifiers:
+                quasi_identifiers[name] = parse_hierarchy(base.hierarchies[name].source)
+            level = base.transformation[name]
+            if config.max_levels.get(name, level) < level:
+                raise InputError(
+                    f"--based-on {base.id}: max-level {config.max_levels[name]} of '{name}' "
+                    f"is below level {level}, which release {base.id} published"
+                )
+            min_levels[name] = max(min_levels.get(name, 0), level)
+    else:
+        # Complementary release: whatever earlier releases of this source published
+        # can be linked on, so it is part of the quasi-identifier.
+        horizon = replayed.id if replayed is not None else None
+        before = {
+            column
+            for e in same
+            if horizon is None or e.id < horizon
+            for column in e.released_columns
+        }
+        complementary = tuple(
+            c
+            for c in table.frame.columns
+            if c in before and c not in quasi_identifiers and c not in identifying and c != key
+        )
+        for name in complementary:
+            if name in config.sensitive:
+                raise InputError(
+                    f"column '{name}' was published by an earlier release of this source, so it "
+                    "joins the quasi-identifier (complementary release) and cannot be sensitive; "
+                    "drop it from --sensitive or use --based-on"
+                )
+            quasi_identifiers[name] = SuppressBuilder()
+    try:
+        final = dataclasses.replace(
+            config,
+            quasi_identifiers=quasi_identifiers,
+            identifying=identifying,
+            min_levels=min_levels,
+            seed=seed,
+        )
+    except InputError as error:
+        what = f"--based-on {base.id}" if base is not None else "complementary release"
+        raise type(error)(f"{what}: {error}") from None
+    return _Plan(
+        config=final,
+        key=key,
+        base=base,
+        replayed=replayed,
+        complementary=complementary,
+        last_id=last_id,
+    )
+
+
+def _seed(given: int | None, same: Sequence[LedgerEntry], replayed: LedgerEntry | None) -> int:
+    """The shuffle seed: never one used for this source, except by a replay."""
+    used = {e.seed: e.id for e in same}
+    if replayed is not None:
+        if given is not None and given != replayed.seed:
+            raise InputError(
+                f"--replay {replayed.id} re-uses seed {replayed.seed}; --seed {given} "
+                "contradicts it"
+            )
+        return replayed.seed
+    if given is not None:
+        if given >= _SEED_LIMIT:
+            raise InputError(f"seed must be below 2**63 to be recorded, got {given}")
+        if given in used:
+            raise InputError(
+                f"seed {given} was already used for this source by release {used[given]}; "
+                f"give another --seed, or --replay {used[given]} to re-run that release"
+            )
+        return given
+    while True:
+        drawn = secrets.randbits(63)
+        if drawn not in used:
+            return drawn
+
+
+def _key_policy(
+    table: Table, config: AnonymizationConfig, key: str | None, base: LedgerEntry | None
+) -> tuple[str, ...]:
+    """Check the key column; returns the identifying columns for the search.
+
+    The key is left out of them: it goes through the pipeline as a released
+    column, so each released row still carries its record's key, and is
+    dropped before the release is written.
+    """
+    if base is not None:
+        if base.key is None:
+            raise InputError(
+                f"--based-on {base.id}: release {base.id} was made without --key, so what it "
+                "published per record is unknown"
+            )
+        if key != base.key:
+            raise InputError(
+                f"--based-on {base.id}: release {base.id} identifies records by '{base.key}', "
+                f"not '{key}'"
+            )
+    if key is None:
+        return config.identifying
+    if key not in table.frame.columns:
+        raise InputError(
+            f"{table.source}: key column '{key}' not found; columns are {table.frame.columns}"
+        )
+    if key in config.hierarchies or key in config.sensitive:
+        raise InputError(f"key column '{key}' is never released, so it cannot be a released role")
+    duplicated = table.frame.filter(pl.col(key).is_duplicated())
+    if duplicated.height:
+        first = duplicated.get_column(key).cast(pl.String).sort(nulls_last=True)[0]
+        shown = "<missing>" if first is None else f"'{first}'"
+        raise InputError(
+            f"{table.source}: key column '{key}': value {shown} appears more than once"
+        )
+    return tuple(name for name in config.identifying if name != key)
+
+
+def _published(
+    released: pl.DataFrame, key: str, hashed: pl.DataFrame, names: Sequence[str]
+) -> pl.DataFrame:
+    """Per released row: the hash of its record's key and its quasi-identifier values.
+
+    ``released`` is the verified release still holding the key column;
+    ``hashed`` maps each key (as text) to its hash.
+    """
+    columns = [pl.col(key).cast(pl.String).alias(_KEY), *(pl.col(n).cast(pl.String) for n in names)]
+    return (
+        released.select(columns)
+        .join(hashed, on=_KEY, how="left", nulls_equal=True)
+        .select(_KEY_HASH, *names)
+    )
+
+
+def _check_temporal(
+    published: pl.DataFrame,
+    previous: pl.DataFrame,
+    base: LedgerEntry,
+    hierarchies: Mapping[str, Hierarchy],
+) -> None:
+    """Raise VerificationError if a record would be published more specifically than before.
+
+    ``published`` and ``previous`` are what this release and ``base`` publish
+    per record (:meth:`Ledger.published`). For every record in both and every
+    quasi-identifier of ``base``, the new value must be the old one or one of
+    its generalizations in this release's hierarchy (Sweeney 2002, §4.3).
+    """
+    suffix = "__kanonym_new"
+    both = previous.join(published, on=_KEY_HASH, suffix=suffix)
+    for name in base.quasi_identifiers:
+        bad = both.join(
+            ancestor_pairs(hierarchies[name]),
+            left_on=[name, f"{name}{suffix}"],
+            right_on=["value", "ancestor"],
+            how="anti",
+            nulls_equal=True,
+        )
+        if bad.height:
+            raise VerificationError(
+                f"{bad.height} record(s) would get a value of '{name}' more specific than (or "
+                f"unrelated to) what release {base.id} published for them; nothing written"
+            )

@@ -1,0 +1,342 @@
+"""The release ledger (kanonym.release.ledger): seed 000's policies, records, transactions."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tests import sweeney2002 as seed
+from tests.strategies import problems
+
+import kanonym
+from kanonym.config import AnonymizationConfig
+from kanonym.errors import InputError, VerificationError
+from kanonym.release import ledger as ledger_module
+from kanonym.release import pipeline
+from kanonym.release.audit import audit
+from kanonym.release.ledger import LEDGER_SCHEMA_VERSION, Ledger, table_fingerprint
+
+
+class Setting:
+    """PT and PT_t1 of seed 000 with record keys, their hierarchies and a ledger."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.hierarchies = seed.write_hierarchies(folder)
+        self.pt = seed.write_table(folder, "pt.csv", seed.keyed(seed.PT))
+        self.pt_t1 = seed.write_table(folder, "pt_t1.csv", seed.keyed(seed.PT + seed.T1_ADDITIONS))
+        self.ledger = Ledger(folder / "ledger.sqlite")
+
+    def config(self, **fields: object) -> AnonymizationConfig:
+        return AnonymizationConfig(quasi_identifiers=self.hierarchies, **{"k": 2, **fields})
+
+    def release(self, source: Path, name: str, **options: object) -> ledger_module.LedgerRelease:
+        config_fields = {
+            k: options.pop(k) for k in ("seed", "k", "sensitive", "min_levels") if k in options
+        }
+        return self.ledger.release(
+            source,
+            self.config(**config_fields),
+            output=self.folder / f"{name}.csv",
+            report=self.folder / f"{name}.json",
+            **options,  # type: ignore[arg-type]
+        )
+
+    def files(self) -> set[str]:
+        return {p.name for p in self.folder.iterdir() if p.name.startswith("out")}
+
+
+@pytest.fixture
+def setting(tmp_path: Path) -> Setting:
+    return Setting(tmp_path)
+
+
+def test_a_release_is_recorded_with_everything(setting: Setting) -> None:
+    made = setting.release(setting.pt, "out1", key="id", seed=1)
+    entry = made.entry
+    assert entry.id == 1 and entry.seed == 1 and entry.key == "id"
+    assert entry.source == str(setting.pt.resolve())
+    assert entry.source_sha256 == table_fingerprint(pl.read_csv(setting.pt, infer_schema=False))
+    assert entry.quasi_identifiers == seed.QUASI_IDENTIFIERS
+    assert entry.transformation == made.result.transformation
+    assert entry.released_columns == ("Race", "BirthDate", "Gender", "ZIP", "Problem")
+    assert entry.hierarchies["ZIP"].height == 3 and len(entry.hierarchies["ZIP"].sha256) == 64
+    assert entry.models == ({"model": "k-anonymity", "k": 2},)
+    assert (entry.based_on, entry.replay_of, entry.complementary) == (None, None, ())
+    assert setting.ledger.entries() == (entry,)
+    released = pl.read_csv(setting.folder / "out1.csv", infer_schema=False)
+    assert "id" not in released.columns  # the key is never released
+    assert table_fingerprint(released) == entry.release_sha256
+    report = json.loads((setting.folder / "out1.json").read_text())
+    assert report["ledger"]["release_id"] == 1 and report["ledger"]["key"] == "id"
+    assert report["seed"] == 1 and "id" in report["identifying"]
+    published = setting.ledger.published(1)
+    assert published.height == 12 and published.columns == ["key_hash", *seed.QUASI_IDENTIFIERS]
+    assert published.select(pl.col("key_hash").bin.size().unique()).item() == 32
+    assert Counter(published.drop("key_hash").rows()) == Counter(released.drop("Problem").rows())
+
+
+def test_keys_are_stored_only_hashed(setting: Setting) -> None:
+    keyed = seed.keyed(seed.PT).with_columns(("ssn-" + pl.col("id")).alias("id"))
+    setting.ledger.release(keyed, setting.config(seed=1), output=setting.folder / "o.csv", key="id")
+    assert b"ssn-" not in (setting.folder / "ledger.sqlite").read_bytes()
+
+
+def test_seed_reuse_is_refused_and_replay_allowed(setting: Setting) -> None:
+    first = setting.release(setting.pt, "out1", key="id", seed=1)
+    with pytest.raises(InputError, match="seed 1 was already used for this source by release 1"):
+        setting.release(setting.pt, "out2", key="id", seed=1)
+    replay = setting.release(setting.pt, "out2", replay=1)
+    assert replay.entry.replay_of == 1 and replay.entry.seed == 1 and replay.entry.key == "id"
+    assert (setting.folder / "out1.csv").read_bytes() == (setting.folder / "out2.csv").read_bytes()
+    assert replay.entry.release_sha256 == first.entry.release_sha256
+
+
+def test_replay_must_reproduce_its_release(setting: Setting) -> None:
+    setting.release(setting.pt, "out1", key="id", seed=1)
+    with pytest.raises(InputError, match="does not reproduce release 1"):
+        setting.release(setting.pt, "out2", replay=1, k=3)
+    with pytest.raises(InputError, match="re-uses seed 1; --seed 2 contradicts it"):
+        setting.release(setting.pt, "out2", replay=1, seed=2)
+    with pytest.raises(InputError, match="release 1 is of another source"):
+        setting.release(setting.pt_t1, "out2", replay=1, key="other")
+    assert setting.files() == {"out1.csv", "out1.json"}
+    assert len(setting.ledger.entries()) == 1
+
+
+def test_a_drawn_seed_avoids_used_ones(setting: Setting, monkeypatch) -> None:
+    setting.release(setting.pt, "out1", seed=5)
+    draws = iter([5, 6])
+    monkeypatch.setattr(ledger_module.secrets, "randbits", lambda bits: next(draws))
+    assert setting.release(setting.pt, "out2").entry.seed == 6
+
+
+def test_same_source_by_content_and_by_shared_keys(setting: Setting) -> None:
+    setting.release(setting.pt, "out1", key="id", seed=1)
+    # The same content as a DataFrame is the same source.
+    with pytest.raises(InputError, match="already used"):
+        setting.ledger.release(
+            seed.keyed(seed.PT), setting.config(seed=1), output=setting.folder / "o.csv"
+        )
+    # A table at another path sharing record keys with release 1 is the same source too.
+    with pytest.raises(InputError, match="already used"):
+        setting.release(setting.pt_t1, "out2", key="id", seed=1)
+    other = seed.write_table(setting.folder, "other.csv", seed.keyed(seed.PT, first_id=100))
+    assert setting.release(other, "out3", key="id", seed=1).entry.complementary == ()
+
+
+def test_complementary_release_enlarges_the_quasi_identifier(setting: Setting) -> None:
+    setting.release(setting.pt, "out1", key="id", seed=1)
+    second = setting.release(setting.pt, "out2", key="id", seed=2, k=2)
+    entry = second.entry
+    assert entry.complementary == ("Problem",)
+    assert entry.quasi_identifiers == (*seed.QUASI_IDENTIFIERS, "Problem")
+    assert entry.hierarchies["Problem"].source == "suppress"
+    # Every problem is rare, so k=2 leaves Problem suppressed: nothing left to link on.
+    assert entry.transformation["Problem"] == 1
+    result = audit(
+        [setting.folder / "out1.csv", setting.folder / "out2.csv"], setting.hierarchies, k=2
+    )
+    assert result.k_anonymous and result.linked_rows == 0
+
+
+def test_complementary_attribute_named_by_the_user_keeps_its_hierarchy(setting: Setting) -> None:
+    setting.release(setting.pt, "out1", seed=1)
+    qi = {**setting.hierarchies, "Problem": "suppress"}
+    made = setting.ledger.release(
+        setting.pt,
+        AnonymizationConfig(quasi_identifiers=qi, k=2, seed=2),
+        output=setting.folder / "out2.csv",
+    )
+    # 'id' was released by release 1 (no key then), so it joins the quasi-identifier.
+    assert made.entry.complementary == ("id",)
+
+
+def test_complementary_attribute_cannot_stay_sensitive(setting: Setting) -> None:
+    setting.release(setting.pt, "out1", key="id", seed=1)
+    with pytest.raises(InputError, match="'Problem' was published by an earlier release"):
+        setting.release(setting.pt, "out2", key="id", seed=2, sensitive=("Problem",))
+
+
+def test_temporal_release_based_on_an_earlier_one(setting: Setting) -> None:
+    """Seed 000, Example 7: PT_t1 released from the release of PT plus the two new rows."""
+    first = setting.release(setting.pt, "out1", key="id", seed=1)
+    second = setting.release(setting.pt_t1, "out2", based_on=1, seed=2)
+    assert second.entry.based_on == 1 and second.entry.key == "id"
+    assert second.entry.complementary == ()
+    for name, level in first.entry.transformation.items():
+        assert second.entry.transformation[name] >= level
+    old = setting.ledger.published(1)
+    new = setting.ledger.published(2)
+    assert new.height == 14
+    both = old.join(new, on="key_hash", suffix="_new")
+    assert both.height == 12
+    result = audit(
+        [setting.folder / "out1.csv", setting.folder / "out2.csv"], setting.hierarchies, k=2
+    )
+    assert result.k_anonymous
+
+
+def test_without_the_ledger_the_temporal_attack_is_flagged(setting: Setting) -> None:
+    """Seed 000, Example 7: a release of PT_t1 at levels incomparable to release 1 links."""
+    first = setting.release(setting.pt, "out1", key="id", seed=1)
+    assert first.entry.transformation == {"Race": 1, "BirthDate": 1, "Gender": 0, "ZIP": 1}
+    levels = {"Race": 0, "BirthDate": 2, "Gender": 1, "ZIP": 0}
+    kanonym.anonymize(
+        setting.pt_t1,
+        quasi_identifiers=setting.hierarchies,
+        identifying=["id"],
+        k=2,
+        min_levels=levels,
+        max_levels=levels,
+        seed=3,
+    ).write(setting.folder / "alt.csv")
+    result = audit(
+        [setting.folder / "out1.csv", setting.folder / "alt.csv"], setting.hierarchies, k=2
+    )
+    assert not result.k_anonymous
+
+
+def test_based_on_needs_a_keyed_release_and_consistent_options(setting: Setting) -> None:
+    setting.release(setting.pt, "out1", seed=1)
+    with pytest.raises(InputError, match="made without --key"):
+        setting.release(setting.pt_t1, "out2", based_on=1, key="id")
+    setting.release(setting.pt_t1, "out2", key="id", seed=2)
+    with pytest.raises(InputError, match="identifies records by 'id', not 'Problem'"):
+        setting.release(setting.pt_t1, "out3", based_on=2, key="Problem")
+    with pytest.raises(InputError, match="--based-on 7: no such release"):
+        setting.release(setting.pt_t1, "out3", based_on=7)
+    config = setting.config(max_levels={"Race": 0})
+    with pytest.raises(InputError, match="max-level 0 of 'Race' is below level 1"):
+        setting.ledger.release(setting.pt_t1, config, output=setting.folder / "o.csv", based_on=2)
+
+
+def test_a_temporal_release_more_specific_than_its_base_is_never_written(setting: Setting) -> None:
+    setting.release(setting.pt, "out1", key="id", seed=1)
+    # A ZIP hierarchy whose level-1 values are not generalizations of '0213*'.
+    other_zip = setting.folder / "zip2.csv"
+    other_zip.write_text("02138;A;021**;*\n02139;B;021**;*\n02141;C;021**;*\n")
+    qi = {**setting.hierarchies, "ZIP": str(other_zip)}
+    with pytest.raises(VerificationError, match=r"more specific than .*release 1"):
+        setting.ledger.release(
+            setting.pt_t1,
+            AnonymizationConfig(quasi_identifiers=qi, k=2, seed=2, max_levels={"ZIP": 1}),
+            output=setting.folder / "out2.csv",
+            based_on=1,
+        )
+    assert setting.files() == {"out1.csv", "out1.json"}
+    assert [e.id for e in setting.ledger.entries()] == [1]
+
+
+def test_key_errors(setting: Setting) -> None:
+    with pytest.raises(InputError, match="key column 'nope' not found"):
+        setting.release(setting.pt, "out1", key="nope")
+    duplicated = seed.keyed(seed.PT).with_columns(pl.lit("7").alias("id"))
+    with pytest.raises(InputError, match="key column 'id': value '7' appears more than once"):
+        setting.ledger.release(
+            duplicated, setting.config(), output=setting.folder / "o.csv", key="id"
+        )
+    with pytest.raises(InputError, match="key column 'Race' is never released"):
+        setting.release(setting.pt, "out1", key="Race")
+    with pytest.raises(InputError, match="would overwrite the ledger"):
+        setting.ledger.release(setting.pt, setting.config(), output=setting.ledger.path)
+    assert setting.ledger.entries() == ()
+
+
+def test_failed_verification_records_and_writes_nothing(setting: Setting, monkeypatch) -> None:
+    def fail(*args: object, **kwargs: object) -> None:
+        raise VerificationError("injected")
+
+    monkeypatch.setattr(pipeline, "verify_release", fail)
+    with pytest.raises(VerificationError, match="injected"):
+        setting.release(setting.pt, "out1", key="id", seed=1)
+    assert setting.files() == set() and setting.ledger.entries() == ()
+
+
+def test_unwritable_output_records_nothing(setting: Setting) -> None:
+    with pytest.raises(InputError, match="does not exist"):
+        setting.ledger.release(
+            setting.pt, setting.config(seed=1), output=setting.folder / "no" / "o.csv", key="id"
+        )
+    assert setting.ledger.entries() == ()
+    with sqlite3.connect(setting.ledger.path) as connection:
+        assert connection.execute("SELECT count(*) FROM published").fetchone() == (0,)
+    # The seed was not used up: nothing was released with it.
+    assert setting.release(setting.pt, "out1", key="id", seed=1).entry.id == 1
+
+
+def test_failed_recording_removes_the_written_files(setting: Setting, monkeypatch) -> None:
+    def fail(connection: sqlite3.Connection) -> None:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(ledger_module, "_commit", fail)
+    with pytest.raises(
+        InputError, match=r"cannot record the release .*the written files were removed"
+    ):
+        setting.release(setting.pt, "out1", key="id", seed=1)
+    assert setting.files() == set()
+    monkeypatch.undo()
+    assert setting.ledger.entries() == ()
+    assert setting.release(setting.pt, "out1", key="id", seed=1).entry.id == 1
+
+
+def test_files_that_are_not_ledgers(tmp_path: Path) -> None:
+    (tmp_path / "noise.sqlite").write_bytes(b"not a database at all" * 100)
+    with pytest.raises(InputError, match="not a kanonym ledger \\(not an SQLite database\\)"):
+        Ledger(tmp_path / "noise.sqlite")
+    with sqlite3.connect(tmp_path / "other.sqlite") as connection:
+        connection.execute("CREATE TABLE t (x)")
+    with pytest.raises(InputError, match="an SQLite database of another application"):
+        Ledger(tmp_path / "other.sqlite")
+    Ledger(tmp_path / "newer.sqlite")
+    with sqlite3.connect(tmp_path / "newer.sqlite") as connection:
+        connection.execute(f"PRAGMA user_version = {LEDGER_SCHEMA_VERSION + 1}")
+    with pytest.raises(InputError, match="schema version 2 is newer"):
+        Ledger(tmp_path / "newer.sqlite")
+    with pytest.raises(InputError, match="is a directory"):
+        Ledger(tmp_path)
+    with pytest.raises(InputError, match="ledger not found"):
+        Ledger(tmp_path / "absent.sqlite", create=False)
+    assert not (tmp_path / "absent.sqlite").exists()
+    with pytest.raises(InputError, match="cannot open ledger"):
+        Ledger(tmp_path / "no" / "such" / "dir.sqlite")
+
+
+@settings(max_examples=20, deadline=None)
+@given(problem=problems(), data=st.data())
+def test_a_temporal_release_never_publishes_a_more_specific_value(problem, data) -> None:
+    table, hs = problem
+    n = table.height
+    table = table.with_columns(pl.Series("id", [f"r{i}" for i in range(n)]))
+    cut = data.draw(st.integers(1, n))
+    k = data.draw(st.integers(1, cut))
+    with tempfile.TemporaryDirectory() as folder:
+        ledger = Ledger(Path(folder) / "l.sqlite")
+        config = AnonymizationConfig(
+            quasi_identifiers=hs, k=k, suppression=kanonym.SuppressionLimit(fraction=1.0)
+        )
+        first = ledger.release(table.head(cut), config, output=Path(folder) / "a.csv", key="id")
+        second = ledger.release(table, config, output=Path(folder) / "b.csv", based_on=1)
+        old = ledger.published(1)
+        new = ledger.published(2)
+    for name in hs:
+        assert second.entry.transformation[name] >= first.entry.transformation[name]
+    # Independently of the ledger's check: each shared record's new value is its old
+    # value or above it, read off the hierarchy's rows.
+    for row in old.join(new, on="key_hash", suffix="_new").iter_rows(named=True):
+        for name, h in hs.items():
+            above = {
+                h.levels[m][i]
+                for i in range(len(h.leaves))
+                for low in range(h.height + 1)
+                if h.levels[low][i] == row[name]
+                for m in range(low, h.height + 1)
+            }
+            assert row[f"{name}_new"] in above
