@@ -17,6 +17,7 @@ SUBPACKAGES = {
     "lattice",
     "metrics",
     "models",
+    "recoding",
     "release",
     "report",
     "search",
