@@ -28,8 +28,11 @@ strict          of the allowable thresholds, the most balanced (the sizes
 numeric,        the paper's relaxed cut at the median m (the value of the
 relaxed         ceil(n/2)-th row in order): values < m left, > m right, rows
                 equal to m split so that the left part holds floor(n/2)
-                rows; allowable when the partition holds two values or more
-                and both halves satisfy the models.
+                rows, those with the lowest sensitive values (in the order
+                of :func:`kanonym.encode.encode_sensitive`; several
+                attributes in the order declared) going left; allowable when
+                the partition holds two values or more and both halves
+                satisfy the models.
 categorical,    into the children of the partition's lowest common ancestor
 strict          (its values' nodes one level below it); allowable when every
                 child satisfies the models.
@@ -489,12 +492,15 @@ def _chunks(starts: IntArray, cells_per_unit: int) -> list[tuple[int, int]]:
 def _partition(axes: tuple[Dimension, ...], judge: _Judge, relaxed: bool) -> Partitioning:
     """Run the greedy partitioning to the end (see the module docstring)."""
     n_rows = len(axes[0].row_codes)
+    # Sensitive codes first: units are numbered in the order of their sensitive
+    # values, and every partition keeps its units in that order (relaxed cuts
+    # send the lowest values among the rows equal to the median left).
     units = FrequencySet.from_codes(
-        np.column_stack([axis.row_codes for axis in axes] + [a.row_codes for a in judge.attributes])
+        np.column_stack([a.row_codes for a in judge.attributes] + [axis.row_codes for axis in axes])
     )
-    d = len(axes)
-    codes = np.ascontiguousarray(units.codes[:, :d].T)
-    sensitive = np.ascontiguousarray(units.codes[:, d:].T)
+    s = len(judge.attributes)
+    codes = np.ascontiguousarray(units.codes[:, s:].T)
+    sensitive = np.ascontiguousarray(units.codes[:, :s].T)
     counts = units.counts.copy()
     origin = np.arange(len(counts), dtype=np.int64)
     part = np.zeros(len(counts), dtype=np.int64)
@@ -549,7 +555,8 @@ def _partition(axes: tuple[Dimension, ...], judge: _Judge, relaxed: bool) -> Par
         origin = np.concatenate([origin[go], origin[go][split]])
         counts = np.concatenate([stay, rest[split]])
         new_part = np.concatenate([new_part, new_part[split] + 1])
-        order = np.argsort(new_part, kind="stable")
+        # Unique keys: the pieces of one unit always end up in different partitions.
+        order = np.argsort(new_part * len(units.counts) + origin)
         codes, sensitive = codes[:, order], sensitive[:, order]
         origin, counts, part = origin[order], counts[order], new_part[order]
     piece_origin, piece_count, piece_id = (
