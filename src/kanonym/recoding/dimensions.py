@@ -76,6 +76,12 @@ class NumericDimension:
     values: FloatArray
     texts: tuple[str, ...]
 
+    def __post_init__(self) -> None:
+        if not self.texts or len(self.values) != len(self.texts):
+            raise ValueError(f"axis {self.name}: one value per text, and at least one")
+        if np.any(np.diff(self.values) < 0):
+            raise ValueError(f"axis {self.name}: values must be in increasing order")
+
     @property
     def numeric(self) -> bool:
         """True."""
@@ -133,6 +139,13 @@ class CategoricalDimension:
     leaves_under: IntArray
     distinct_labels: tuple[str | None, ...]
     label_ids: IntArray
+
+    def __post_init__(self) -> None:
+        shape = self.maps.shape
+        if len(shape) != 2 or self.leaves_under.shape != shape or self.label_ids.shape != shape:
+            raise ValueError(f"axis {self.name}: maps, leaves_under and label_ids differ in shape")
+        if len(self.level_labels) != shape[0]:
+            raise ValueError(f"axis {self.name}: one tuple of labels per level is needed")
 
     @property
     def numeric(self) -> bool:

@@ -146,7 +146,7 @@ class _Judge:
                 f"the models need sensitive attribute(s) {missing}; declare them with --sensitive"
             )
         self.attributes = tuple(a for a in sensitive if a.name in needed)
-        self.widths = tuple(len(a.labels) for a in self.attributes)
+        self.value_counts = tuple(len(a.labels) for a in self.attributes)
         self._overall = {a.name: a.overall() for a in self.attributes}
         self._values = {a.name: a.labels for a in self.attributes}
         # Parts below the largest k fail anyway: they are not shown to the models.
@@ -183,14 +183,18 @@ class _Judge:
 
 
 def _histograms(
-    group: IntArray, n_groups: int, sensitive: IntArray, weights: IntArray, widths: Sequence[int]
+    group: IntArray,
+    n_groups: int,
+    sensitive: IntArray,
+    weights: IntArray,
+    value_counts: Sequence[int],
 ) -> list[IntArray]:
     """Per sensitive attribute, rows of each group holding each value: (groups, values)."""
     return [
         np.bincount(group * m + sensitive[a], weights=weights, minlength=n_groups * m)
         .reshape(n_groups, m)
         .astype(np.int64)
-        for a, m in enumerate(widths)
+        for a, m in enumerate(value_counts)
     ]
 
 
@@ -289,7 +293,7 @@ def _numeric_cuts(
     # Rows of its partition at or below each group's value.
     at_or_below = cumulative - before[groups.part]
     histograms = _histograms(
-        groups.group, len(groups.count), chunk.sensitive, chunk.counts, judge.widths
+        groups.group, len(groups.count), chunk.sensitive, chunk.counts, judge.value_counts
     )
     if relaxed:
         allowed, left = _relaxed_split(
@@ -366,7 +370,7 @@ def _relaxed_split(
     )
     left = np.empty(len(codes), dtype=np.int64)
     left[groups.order] = left_ordered
-    lower = _histograms(chunk.part, len(sizes), chunk.sensitive, left, judge.widths)
+    lower = _histograms(chunk.part, len(sizes), chunk.sensitive, left, judge.value_counts)
     totals = [np.add.reduceat(h, groups.first, axis=0) for h in histograms]
     upper = [t - lo for t, lo in zip(totals, lower, strict=True)]
     allowed = (summary[:, 0] < summary[:, 1]) & judge(halves, lower) & judge(sizes - halves, upper)
@@ -394,7 +398,7 @@ def _categorical_cuts(
     child = axis.maps[np.maximum(level - 1, 0)[chunk.part], codes]
     groups = _Groups.of(chunk.part, child, chunk.counts, axis.cardinality)
     histograms = _histograms(
-        groups.group, len(groups.count), chunk.sensitive, chunk.counts, judge.widths
+        groups.group, len(groups.count), chunk.sensitive, chunk.counts, judge.value_counts
     )
     passed = judge(groups.count, histograms)
     within = np.arange(len(groups.count)) - groups.first[groups.part]
@@ -504,7 +508,7 @@ def _partition(axes: tuple[Dimension, ...], judge: _Judge, relaxed: bool) -> Par
     counts = units.counts.copy()
     origin = np.arange(len(counts), dtype=np.int64)
     part = np.zeros(len(counts), dtype=np.int64)
-    whole = _histograms(part, 1, sensitive, counts, judge.widths)
+    whole = _histograms(part, 1, sensitive, counts, judge.value_counts)
     failing = judge.failing(np.array([n_rows]), whole)
     if failing:
         raise InputError(
@@ -519,7 +523,7 @@ def _partition(axes: tuple[Dimension, ...], judge: _Judge, relaxed: bool) -> Par
         starts = _starts(part)
         sizes = np.add.reduceat(counts, starts)
         decided = []
-        for first, stop in _chunks(starts, sum(judge.widths)):
+        for first, stop in _chunks(starts, sum(judge.value_counts)):
             begin = int(starts[first])
             end = int(starts[stop]) if stop < len(starts) else len(counts)
             chunk = _Chunk(
@@ -595,6 +599,10 @@ class Mondrian:
     """
 
     relaxed: bool = False
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.relaxed, bool):
+            raise TypeError(f"relaxed must be True or False, got {self.relaxed!r}")
 
     @property
     def name(self) -> str:

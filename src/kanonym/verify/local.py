@@ -66,10 +66,16 @@ def parse_range(label: str) -> tuple[Decimal, Decimal] | None:
     return None
 
 
-def _covers_number(label: str | None, value: str | None) -> bool:
-    bounds = None if label is None else parse_range(label)
-    number = None if value is None else _decimal(value)
-    return bounds is not None and number is not None and bounds[0] <= number <= bounds[1]
+def _covers_numbers(pairs: list[tuple[str | None, str | None]]) -> list[bool]:
+    """For each (label, value), whether the label is a range holding the value's number."""
+    # Each distinct label and value is parsed once, however many pairs hold it.
+    bounds = {label: None if label is None else parse_range(label) for label, _ in pairs}
+    numbers = {value: None if value is None else _decimal(value) for _, value in pairs}
+    covered = []
+    for label, value in pairs:
+        span, number = bounds[label], numbers[value]
+        covered.append(span is not None and number is not None and span[0] <= number <= span[1])
+    return covered
 
 
 def verify_local_recoding(
@@ -120,20 +126,15 @@ def verify_local_recoding(
                 "value": originals.get_column(column).cast(pl.String),
             }
         )
+        distinct = pairs.unique().rows()
         if column in numeric:
-            covered = {
-                (label, value): _covers_number(label, value)
-                for label, value in pairs.unique().iter_rows()
-            }
+            covered = _covers_numbers(distinct)
         else:
             hierarchy = hierarchies[column]
             # A leaf's path up the hierarchy: the values it may be released as.
             ancestors = {path[0]: set(path) for path in zip(*hierarchy.levels, strict=True)}
-            covered = {
-                (label, value): label in ancestors.get(value, ())
-                for label, value in pairs.unique().iter_rows()
-            }
-        wrong = [pair for pair, ok in covered.items() if not ok]
+            covered = [label in ancestors.get(value, ()) for label, value in distinct]
+        wrong = [pair for pair, ok in zip(distinct, covered, strict=True) if not ok]
         if wrong:
             label, value = min(wrong, key=lambda pair: (str(pair[0]), str(pair[1])))
             row = int(
