@@ -18,6 +18,7 @@ SUBPACKAGES = {
     "lattice",
     "metrics",
     "models",
+    "recoding",
     "release",
     "report",
     "search",

@@ -24,6 +24,7 @@ from typing import cast
 from kanonym.errors import InputError
 from kanonym.hierarchy import Hierarchy, HierarchyBuilder, parse_hierarchy
 from kanonym.metrics import DEFAULT_METRIC, METRICS
+from kanonym.recoding import RECODINGS
 from kanonym.search import ALGORITHMS, DEFAULT_ALGORITHM, DEFAULT_POLICY, POLICIES
 
 HierarchyLike = Hierarchy | HierarchyBuilder
@@ -101,7 +102,10 @@ class AnonymizationConfig:
         suppression: the suppression limit (default: none).
         algorithm: ``optimal`` (default) or ``incognito``, which minimize a
             utility metric; ``minimal`` (all k-minimal generalizations) or
-            ``samarati``, which choose by a preference policy.
+            ``samarati``, which choose by a preference policy; or a local
+            recoding, ``mondrian`` or ``mondrian-relaxed``
+            (:mod:`kanonym.recoding`), which takes no metric, policy,
+            suppression, levels or time limit.
         metric: utility metric minimized by ``optimal``/``incognito``
             (default ``loss``); must be None for the policy-ranked searches.
         policy: preference policy for ``minimal``/``samarati`` (default
@@ -115,6 +119,9 @@ class AnonymizationConfig:
         min_levels, max_levels: quasi-identifier -> the least / greatest
             hierarchy level the search may choose for it.
         seed: seed for the row shuffle; ``None`` draws one from the OS.
+        numeric, categorical: quasi-identifiers a local recoding cuts as
+            numbers (ranges) or along their hierarchies, overriding the
+            automatic choice (:func:`kanonym.recoding.numeric_flags`).
     """
 
     quasi_identifiers: Mapping[str, HierarchyLike | str | Path]
@@ -133,6 +140,8 @@ class AnonymizationConfig:
     max_levels: Mapping[str, int] = field(default_factory=dict)
     seed: int | None = None
     base_dir: Path | None = None
+    numeric: tuple[str, ...] = ()
+    categorical: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.quasi_identifiers, Mapping) or not self.quasi_identifiers:
@@ -186,11 +195,14 @@ class AnonymizationConfig:
                 if name in seen:
                     raise InputError(f"column '{name}' is both {seen[name]} and {role}")
                 seen[name] = role
-        if self.algorithm not in ALGORITHMS:
+        if self.algorithm in RECODINGS:
+            _check_local_recoding(self)
+        elif self.algorithm not in ALGORITHMS:
             raise InputError(
-                f"unknown algorithm '{self.algorithm}'; choose one of {sorted(ALGORITHMS)}"
+                f"unknown algorithm '{self.algorithm}'; "
+                f"choose one of {sorted([*ALGORITHMS, *RECODINGS])}"
             )
-        if ALGORITHMS[self.algorithm].uses_metric:
+        elif ALGORITHMS[self.algorithm].uses_metric:
             if self.policy is not None:
                 raise InputError(
                     f"a preference policy applies only to minimal and samarati, not to "
@@ -243,6 +255,12 @@ class AnonymizationConfig:
             isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0
         ):
             raise InputError(f"seed must be a whole number >= 0, got {self.seed!r}")
+        _check_axis_kinds(self, parsed)
+
+    @property
+    def local_recoding(self) -> bool:
+        """Whether the algorithm is a local recoding (:data:`kanonym.recoding.RECODINGS`)."""
+        return self.algorithm in RECODINGS
 
     @property
     def sensitive_hierarchy_sources(self) -> Mapping[str, HierarchyLike]:
@@ -255,6 +273,52 @@ class AnonymizationConfig:
         """Quasi-identifier -> parsed hierarchy or builder."""
         # __post_init__ replaced every spec string by its parsed hierarchy.
         return cast(Mapping[str, HierarchyLike], self.quasi_identifiers)
+
+
+def _check_local_recoding(config: AnonymizationConfig) -> None:
+    """Reject the options a local recoding has no use for (it neither searches nor suppresses)."""
+    name = config.algorithm
+    given = [
+        flag
+        for flag, value in (
+            ("--metric", config.metric),
+            ("--policy", config.policy),
+            ("--time-limit", config.time_limit),
+            ("--min-level", config.min_levels or None),
+            ("--max-level", config.max_levels or None),
+        )
+        if value is not None
+    ]
+    if given:
+        raise InputError(
+            f"{', '.join(given)}: option(s) of the lattice searches, "
+            f"meaningless for the local recoding '{name}'"
+        )
+    if config.suppression.fraction or config.suppression.rows:
+        raise InputError(
+            f"'{name}' suppresses nothing (local recoding generalizes cells, CG_CS); "
+            "drop --max-suppression / --max-suppressed-rows"
+        )
+
+
+def _check_axis_kinds(config: AnonymizationConfig, quasi_identifiers: Mapping[str, object]) -> None:
+    """--numeric and --categorical name distinct quasi-identifiers, for a local recoding."""
+    numeric = _names(config.numeric, "numeric")
+    categorical = _names(config.categorical, "categorical")
+    object.__setattr__(config, "numeric", numeric)
+    object.__setattr__(config, "categorical", categorical)
+    if (numeric or categorical) and not config.local_recoding:
+        raise InputError(
+            "--numeric and --categorical apply to local recoding (mondrian), "
+            f"not to '{config.algorithm}'"
+        )
+    for what, names in (("numeric", numeric), ("categorical", categorical)):
+        for name in names:
+            if name not in quasi_identifiers:
+                raise InputError(f"{what}: '{name}' is not a quasi-identifier")
+    both = sorted(set(numeric) & set(categorical))
+    if both:
+        raise InputError(f"column '{both[0]}' is named both numeric and categorical")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -290,6 +354,8 @@ JOB_KEYS = frozenset(
         "min-level",
         "max-level",
         "seed",
+        "numeric",
+        "categorical",
     }
 )
 
@@ -446,6 +512,8 @@ def job_from_options(
         max_levels=cast(dict[str, int], opts.per_column("max-level", int)),
         seed=opts.integer("seed"),
         base_dir=base_dir,
+        numeric=opts.names("numeric"),
+        categorical=opts.names("categorical"),
     )
     return ReleaseJob(
         input=source,

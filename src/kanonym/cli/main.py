@@ -22,6 +22,7 @@ from kanonym.cli.progress import SearchProgressBar
 from kanonym.config import ReleaseJob, job_from_options, read_job_file
 from kanonym.errors import InputError, KanonymError, StaleTransformationError, VerificationError
 from kanonym.metrics import DEFAULT_METRIC, METRICS
+from kanonym.recoding import RECODINGS
 from kanonym.release import (
     Result,
     anonymize,
@@ -79,9 +80,24 @@ def _build_parser() -> _Parser:
     limit.add_argument("--max-suppressed-rows", type=int, metavar="N")
     run.add_argument(
         "--algorithm",
-        choices=list(ALGORITHMS),
+        choices=[*ALGORITHMS, *RECODINGS],
         help=f"default {DEFAULT_ALGORITHM}; optimal and incognito minimize --metric, "
-        "minimal and samarati choose by --policy",
+        "minimal and samarati choose by --policy; mondrian and mondrian-relaxed recode "
+        "cells class by class (local recoding, no suppression)",
+    )
+    run.add_argument(
+        "--numeric",
+        nargs="+",
+        action="extend",
+        metavar="COL",
+        help="mondrian: cut these quasi-identifiers as numbers (ranges lo-hi)",
+    )
+    run.add_argument(
+        "--categorical",
+        nargs="+",
+        action="extend",
+        metavar="COL",
+        help="mondrian: cut these quasi-identifiers along their hierarchies",
     )
     run.add_argument(
         "--metric",
@@ -178,6 +194,8 @@ _JOB_FLAGS = (
     "seed",
     "output",
     "report",
+    "numeric",
+    "categorical",
 )
 
 
@@ -220,8 +238,16 @@ def _absolute_spec(item: str) -> str:
 
 
 def _summary(result: Result) -> str:
-    levels = ", ".join(f"{name}={level}" for name, level in result.transformation.items())
     config, metrics = result.config, result.metrics
+    if result.transformation is None:
+        recoding = result.recoding or {}
+        return (
+            f"released {result.table.height} of {result.input_rows} rows (none suppressed); "
+            f"{config.algorithm}: {recoding.get('partitions')} partitions, "
+            f"{metrics['equivalence_classes']} classes; ncp {metrics['ncp']:.6g}, "
+            f"C_AVG {metrics['aecs']:.6g}"
+        )
+    levels = ", ".join(f"{name}={level}" for name, level in result.transformation.items())
     if config.metric is not None:
         if not ALGORITHMS[config.algorithm].exact:
             proof = "heuristic, not proven optimal"
@@ -229,7 +255,7 @@ def _summary(result: Result) -> str:
             proof = "optimal"
         else:
             proof = "best found before the time limit"
-        choice = f"{config.metric} {metrics[config.metric]:.6g} ({proof}, {config.algorithm})"
+        choice = f"{config.metric} {metrics[config.metric]:.6g} ({config.algorithm}: {proof})"
     else:
         choice = (
             f"{len(result.minimal_generalizations)} solution(s) from {config.algorithm}, "
@@ -281,7 +307,8 @@ def _apply(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     result.write(args.output, report=args.new_report)
     if not args.quiet:
-        levels = ", ".join(f"{name}={level}" for name, level in result.transformation.items())
+        applied = result.transformation or {}
+        levels = ", ".join(f"{name}={level}" for name, level in applied.items())
         print(
             f"applied [{levels}] from {args.report}: released {result.table.height} of "
             f"{result.input_rows} rows ({result.suppressed_rows} suppressed, limit "
@@ -316,7 +343,7 @@ def _demo(args: argparse.Namespace) -> int:
         f"{config.algorithm} search minimizing {config.metric}: "
         f"{result.nodes_checked} of the lattice's nodes checked; chosen generalization:"
     )
-    for name, level in result.transformation.items():
+    for name, level in (result.transformation or {}).items():
         height = result.hierarchies[name].height
         print(f"  {name:<15} level {level} of {height}")
     for key, value in result.metrics.items():

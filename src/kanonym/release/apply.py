@@ -38,6 +38,7 @@ from kanonym.encode import encode
 from kanonym.errors import InputError, StaleTransformationError
 from kanonym.io import load
 from kanonym.metrics import MetricContext
+from kanonym.recoding import RECODINGS
 from kanonym.release.pipeline import (
     Result,
     Stopwatch,
@@ -136,6 +137,16 @@ def _recipe(document: object, *, where: str, base_dir: Path | None, seed: int | 
     missing = [key for key in _REQUIRED_KEYS if key not in document]
     if missing:
         raise InputError(f"{where}: not a kanonym report, missing key(s) {missing}")
+    recorded = document["algorithm"]
+    if document.get("recoding") is not None or (
+        isinstance(recorded, str) and recorded in RECODINGS
+    ):
+        # Mondrian's classes were cut to fit the rows it saw: new rows could fall
+        # into a class alone, so there is nothing to re-apply with a guarantee.
+        raise InputError(
+            f"{where}: a local recoding ({recorded}) cannot be re-applied to "
+            "new rows with any guarantee; run kanonym anonymize on the new table"
+        )
     version = document["schema_version"]
     # type() rather than isinstance: true and 1.0 compare equal to 1 in Python.
     if type(version) is not int or version != SCHEMA_VERSION:

@@ -58,7 +58,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -97,7 +97,8 @@ _SCHEMA = (
         quasi_identifiers TEXT NOT NULL,
         hierarchies TEXT NOT NULL,
         models TEXT NOT NULL,
-        transformation TEXT NOT NULL,
+        transformation TEXT,
+        recoding TEXT,
         seed INTEGER NOT NULL CHECK (seed >= 0),
         released_columns TEXT NOT NULL,
         released_rows INTEGER NOT NULL,
@@ -176,7 +177,10 @@ class LedgerEntry:
             complementary attributes included.
         hierarchies: per quasi-identifier, its :class:`HierarchyRecord`.
         models: every privacy model checked, as in the report.
-        transformation: quasi-identifier -> level.
+        transformation: quasi-identifier -> level, or None for a local
+            recoding.
+        recoding: the report's ``recoding`` object of a local recoding
+            (Mondrian), or None for a full-domain generalization.
         seed: seed of the row shuffle.
         released_columns: the columns of the release, in order.
         key: the key column identifying records (never released), or None.
@@ -195,7 +199,8 @@ class LedgerEntry:
     quasi_identifiers: tuple[str, ...]
     hierarchies: Mapping[str, HierarchyRecord]
     models: tuple[Mapping[str, object], ...]
-    transformation: Mapping[str, int]
+    transformation: Mapping[str, int] | None
+    recoding: Mapping[str, object] | None
     seed: int
     released_columns: tuple[str, ...]
     released_rows: int
@@ -209,7 +214,10 @@ class LedgerEntry:
 
     def __post_init__(self) -> None:
         where = f"release {self.id}"
-        if set(self.transformation) != set(self.quasi_identifiers) or set(self.hierarchies) != set(
+        if (self.transformation is None) == (self.recoding is None):
+            raise InputError(f"{where}: needs either levels or a local recoding, not both")
+        levels = self.quasi_identifiers if self.transformation is None else self.transformation
+        if set(levels) != set(self.quasi_identifiers) or set(self.hierarchies) != set(
             self.quasi_identifiers
         ):
             raise InputError(f"{where}: levels and hierarchies must cover its quasi-identifiers")
@@ -385,7 +393,8 @@ class Ledger:
                     name: HierarchyRecord(**record) for name, record in hierarchies.items()
                 },
                 models=tuple(json.loads(str(row["models"]))),
-                transformation=json.loads(str(row["transformation"])),
+                transformation=_json_or_none(row["transformation"]),
+                recoding=_json_or_none(row["recoding"]),
                 seed=int(str(row["seed"])),
                 released_columns=tuple(json.loads(str(row["released_columns"]))),
                 released_rows=int(str(row["released_rows"])),
@@ -625,7 +634,8 @@ def _new_entry(
             for name, h in result.hierarchies.items()
         },
         models=tuple(model.describe() for model in result.models),
-        transformation=dict(result.transformation),
+        transformation=None if result.transformation is None else dict(result.transformation),
+        recoding=None if result.recoding is None else dict(result.recoding),
         seed=result.seed,
         released_columns=tuple(result.table.columns),
         released_rows=result.table.height,
@@ -637,6 +647,10 @@ def _new_entry(
         output=str(output.resolve()),
         report=None if report is None else str(report.resolve()),
     )
+
+
+def _json_or_none(value: object) -> Any:
+    return None if value is None else json.loads(str(value))
 
 
 def _insert(connection: sqlite3.Connection, entry: LedgerEntry) -> None:
@@ -652,7 +666,10 @@ def _insert(connection: sqlite3.Connection, entry: LedgerEntry) -> None:
             {name: dataclasses.asdict(record) for name, record in entry.hierarchies.items()}
         ),
         "models": json.dumps([dict(model) for model in entry.models]),
-        "transformation": json.dumps(dict(entry.transformation)),
+        "transformation": None
+        if entry.transformation is None
+        else json.dumps(dict(entry.transformation)),
+        "recoding": None if entry.recoding is None else json.dumps(dict(entry.recoding)),
         "seed": entry.seed,
         "released_columns": json.dumps(list(entry.released_columns)),
         "released_rows": entry.released_rows,
@@ -761,6 +778,10 @@ def _plan(
         for name in base.quasi_identifiers:
             if name not in quasi_identifiers:
                 quasi_identifiers[name] = parse_hierarchy(base.hierarchies[name].source)
+            if base.transformation is None:
+                # A local recoding has no levels to start from; the check before
+                # writing still refuses any record published more specifically.
+                continue
             level = base.transformation[name]
             if config.max_levels.get(name, level) < level:
                 raise InputError(

@@ -76,16 +76,20 @@ class Result:
 
     Attributes:
         table: the released rows (Polars), already re-checked.
-        transformation: quasi-identifier -> chosen level.
+        transformation: quasi-identifier -> chosen level; None for a local
+            recoding, which has no level (see ``recoding``).
         metrics: measures of the chosen generalization.
         minimal_generalizations: every solution the search proposed, best first
             (all k-minimal generalizations for ``minimal``).
         config: the job that produced it.
         seed: the seed of the row shuffle.
+        recoding: for a local recoding (Mondrian), the report's ``recoding``
+            object: method, variant, partitions, classes and each
+            quasi-identifier's axis kind; None for full-domain releases.
     """
 
     table: pl.DataFrame
-    transformation: dict[str, int]
+    transformation: dict[str, int] | None
     metrics: dict[str, object]
     minimal_generalizations: tuple[Solution, ...]
     config: AnonymizationConfig
@@ -102,6 +106,7 @@ class Result:
     dialect: CsvDialect | None
     timings: dict[str, float] = field(default_factory=dict)
     applied_from: str | None = None
+    recoding: dict[str, object] | None = None
 
     def to_pandas(self) -> pandas.DataFrame:
         """The released table as a pandas DataFrame (needs the ``pandas`` extra)."""
@@ -131,7 +136,8 @@ class Result:
             "hierarchies": {
                 name: {"source": h.name, "height": h.height} for name, h in self.hierarchies.items()
             },
-            "transformation": dict(self.transformation),
+            "transformation": None if self.transformation is None else dict(self.transformation),
+            **({} if self.recoding is None else {"recoding": self.recoding}),
             "metrics": self.metrics,
             "minimal_generalizations": [s.as_dict() for s in self.minimal_generalizations],
             "algorithm": config.algorithm,
@@ -335,6 +341,11 @@ def _run(
     read_seconds: float,
     on_progress: Callable[[Progress], None] | None,
 ) -> Result:
+    if config.local_recoding:
+        # Local recoding has its own release path; imported here, it imports this module.
+        from kanonym.release.local import release_local
+
+        return release_local(table, config, read_seconds)
     timings = {"read": read_seconds}
     stopwatch = Stopwatch(timings)
     hierarchies = declare(table, config)
@@ -407,12 +418,17 @@ def anonymize(
     seed: int | None = None,
     delimiter: str | None = None,
     on_progress: Callable[[Progress], None] | None = None,
+    numeric: Sequence[str] = (),
+    categorical: Sequence[str] = (),
 ) -> Result:
     """Anonymize ``data`` (a CSV/Parquet path, or a Polars or pandas DataFrame).
 
     Either pass a ready :class:`~kanonym.config.AnonymizationConfig` or the
     same fields as keywords. The returned :class:`Result` has been verified
     independently of the search; call :meth:`Result.write` to write it.
+    ``algorithm="mondrian"`` (or ``"mondrian-relaxed"``) releases a local
+    recoding instead (:mod:`kanonym.release.local`); ``numeric`` and
+    ``categorical`` then override which quasi-identifiers it cuts as numbers.
     ``on_progress`` receives :class:`~kanonym.search.Progress` reports during
     the search (the command line draws its progress bar from them).
     """
@@ -435,6 +451,8 @@ def anonymize(
             min_levels=min_levels or {},
             max_levels=max_levels or {},
             seed=seed,
+            numeric=tuple(numeric),
+            categorical=tuple(categorical),
         )
     started = time.perf_counter()
     table = load(data, delimiter=delimiter)

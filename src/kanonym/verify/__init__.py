@@ -4,9 +4,11 @@ This package shares no code with ``search``, ``lattice`` or ``encode``: it
 reads the released table as a plain Polars frame and counts, so a bug in the
 search cannot hide itself from the check that guards every write. Measures of
 sensitive attributes reuse the definitions in :mod:`kanonym.models.distribution`.
+Nor with ``recoding``: local recodings are checked from their printed labels.
 """
 
 from kanonym.verify.check import ClassSizeSummary, measure, verify_release
+from kanonym.verify.local import verify_local_recoding
 from kanonym.verify.models import verify_models
 from kanonym.verify.sensitive import (
     CheckSummary,
@@ -22,6 +24,7 @@ __all__ = [
     "measure",
     "measure_sensitive",
     "measure_table",
+    "verify_local_recoding",
     "verify_models",
     "verify_release",
 ]

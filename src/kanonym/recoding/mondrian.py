@@ -1,0 +1,659 @@
+"""Mondrian multidimensional partitioning (LeFevre, DeWitt & Ramakrishnan 2006).
+
+K. LeFevre, D. DeWitt and R. Ramakrishnan, "Mondrian multidimensional
+k-anonymity", ICDE 2006. Every quasi-identifier is an axis, every row a point;
+the space is cut recursively into regions that each hold a class satisfying
+the privacy models, and every row is released with its region's summary (a
+numeric range or a hierarchy node, :mod:`kanonym.recoding.dimensions`). Two
+rows with equal values may land in different classes: this is *local
+recoding* (Samarati's CG_ = CG_CS, cell generalization), so nothing needs to
+be suppressed.
+
+A cut splits a partition into parts; it is **allowable** when every part
+satisfies every model (k-anonymity: at least k rows). The greedy algorithm
+starts from one partition holding all rows and cuts every partition that has
+an allowable cut along the axis of widest normalized range (the paper's
+``choose_dimension``; ties to the first quasi-identifier) among those with an
+allowable cut, until none has one. The result is *minimal* in the paper's
+sense: no allowable cut is left for any partition. The cuts:
+
+==============  =============================================================
+axis, variant   cut
+==============  =============================================================
+numeric,        a threshold t: values <= t on one side, > t on the other;
+strict          of the allowable thresholds, the most balanced (the sizes
+                differ least; ties to the lower t). This is the paper's
+                median cut whenever that is allowable, and finds an
+                allowable cut whenever one exists.
+numeric,        the paper's relaxed cut at the median m (the value of the
+relaxed         ceil(n/2)-th row in order): values < m left, > m right, rows
+                equal to m split so that the left part holds floor(n/2)
+                rows, those with the lowest sensitive values (in the order
+                of :func:`kanonym.encode.encode_sensitive`; several
+                attributes in the order declared) going left; allowable when
+                the partition holds two values or more and both halves
+                satisfy the models.
+categorical,    into the children of the partition's lowest common ancestor
+strict          (its values' nodes one level below it); allowable when every
+                child satisfies the models.
+categorical,    the children that satisfy the models become partitions, the
+relaxed         others are pooled into one partition that keeps the ancestor
+                as its summary (it overlaps its siblings, as relaxed regions
+                may); allowable when one child or more passes and the pool,
+                if any, satisfies the models.
+==============  =============================================================
+
+Relaxed partitions may share a summary, and the release then shows them as one
+class. k-anonymity, l-diversity (distinct, entropy, recursive), t-closeness
+(EMD is convex in the class distribution) and beta-likeness (a bound on each
+value's share) hold for a union of classes that hold them; delta-disclosure
+does not (a value present in one class and absent from the other is diluted
+in the union), so the relaxed variant rejects it.
+
+The algorithm works on *units*, the distinct combinations of
+quasi-identifier and sensitive codes with their row counts (the frequency set
+of :mod:`kanonym.encode`, refined by the sensitive values the models read),
+and handles all partitions of one depth together with vectorized NumPy: per
+round and axis one sort of the units by partition and value. A relaxed cut
+splits a unit's count between the two halves.
+
+Example (seed 003's slides: marital status x ZIP, 3-anonymous):
+    >>> import polars as pl
+    >>> from kanonym.encode import encode
+    >>> from kanonym.hierarchy import Hierarchy, MaskBuilder
+    >>> from kanonym.models import KAnonymity
+    >>> status = ["divorced", "divorced", "married", "married", "married",
+    ...           "single", "single", "single", "widow"]
+    >>> zips = ["94142", "94141", "94139", "94139", "94139", "94138", "94139", "94139", "94141"]
+    >>> marital = Hierarchy("marital", (
+    ...     ("married", "single", "divorced", "widow"),
+    ...     ("married", "single", "divorced or widow", "divorced or widow"),
+    ...     ("married", "not married", "not married", "not married"),
+    ...     ("*",) * 4))
+    >>> mask = MaskBuilder().build(zips, column="zip", source="slides")
+    >>> frame = pl.DataFrame({"marital": status, "zip": zips})
+    >>> encoded = encode(frame, {"marital": marital, "zip": mask})
+    >>> p = Mondrian().partition(encoded, [KAnonymity(k=3)], numeric=(False, False))
+    >>> sorted(set(zip(p.labels(0), p.labels(1))))
+    [('divorced or widow', '9414*'), ('married', '94139'), ('single', '9413*')]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+
+import numpy as np
+import numpy.typing as npt
+
+from kanonym.encode import EncodedTable, FrequencySet, SensitiveAttribute
+from kanonym.errors import InputError
+from kanonym.models import (
+    BasicBetaLikeness,
+    ClassStatistics,
+    DistinctLDiversity,
+    EnhancedBetaLikeness,
+    EntropyLDiversity,
+    EqualDistanceTCloseness,
+    HierarchicalDistanceTCloseness,
+    KAnonymity,
+    OrderedDistanceTCloseness,
+    PrivacyModel,
+    RecursiveCLDiversity,
+)
+from kanonym.recoding.dimensions import (
+    CategoricalDimension,
+    Dimension,
+    NumericDimension,
+    numeric_dimension,
+)
+from kanonym.recoding.dimensions import dimensions as build_dimensions
+from kanonym.recoding.partitioning import Partitioning
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+
+UNION_CLOSED: tuple[type, ...] = (
+    KAnonymity,
+    DistinctLDiversity,
+    EntropyLDiversity,
+    RecursiveCLDiversity,
+    EqualDistanceTCloseness,
+    OrderedDistanceTCloseness,
+    HierarchicalDistanceTCloseness,
+    BasicBetaLikeness,
+    EnhancedBetaLikeness,
+)
+"""Models that hold for the union of two classes that hold them (see module docstring)."""
+
+# Sensitive-value counts of candidate parts are dense (parts x values) matrices;
+# partitions are handled in chunks of at most this many unit x value cells.
+_CELLS_PER_CHUNK = 1 << 24
+
+
+class _Judge:
+    """Every model applied to candidate parts, from their sizes and value counts."""
+
+    def __init__(self, models: Sequence[PrivacyModel], sensitive: Sequence[SensitiveAttribute]):
+        self.models = tuple(models)
+        needed = {name for model in self.models for name in model.sensitive_attributes}
+        available = {a.name for a in sensitive}
+        missing = sorted(needed - available)
+        if missing:
+            raise InputError(
+                f"the models need sensitive attribute(s) {missing}; declare them with --sensitive"
+            )
+        self.attributes = tuple(a for a in sensitive if a.name in needed)
+        self.value_counts = tuple(len(a.labels) for a in self.attributes)
+        self._overall = {a.name: a.overall() for a in self.attributes}
+        self._values = {a.name: a.labels for a in self.attributes}
+        # Parts below the largest k fail anyway: they are not shown to the models.
+        self.floor = max((m.k for m in self.models if isinstance(m, KAnonymity)), default=1)
+
+    def failing(self, sizes: IntArray, histograms: Sequence[IntArray]) -> list[str]:
+        """Names of the models some of the given parts fail."""
+        statistics = ClassStatistics(
+            sizes,
+            sensitive={a.name: h for a, h in zip(self.attributes, histograms, strict=True)},
+            overall=self._overall,
+            values=self._values,
+        )
+        return [m.name for m in self.models if not m.satisfied_classes(statistics).all()]
+
+    def __call__(self, sizes: IntArray, histograms: Sequence[IntArray]) -> BoolArray:
+        """Per part, whether every model holds; ``histograms[a]`` is (parts, values)."""
+        ok = sizes >= self.floor
+        shown = np.flatnonzero(ok)
+        if len(shown):
+            statistics = ClassStatistics(
+                sizes[shown],
+                sensitive={
+                    a.name: h[shown] for a, h in zip(self.attributes, histograms, strict=True)
+                },
+                overall=self._overall,
+                values=self._values,
+            )
+            passed = np.ones(len(shown), dtype=np.bool_)
+            for model in self.models:
+                passed &= model.satisfied_classes(statistics)
+            ok[shown] = passed
+        return ok
+
+
+def _histograms(
+    group: IntArray,
+    n_groups: int,
+    sensitive: IntArray,
+    weights: IntArray,
+    value_counts: Sequence[int],
+) -> list[IntArray]:
+    """Per sensitive attribute, rows of each group holding each value: (groups, values)."""
+    return [
+        np.bincount(group * m + sensitive[a], weights=weights, minlength=n_groups * m)
+        .reshape(n_groups, m)
+        .astype(np.int64)
+        for a, m in enumerate(value_counts)
+    ]
+
+
+def _starts(sorted_ids: IntArray) -> IntArray:
+    """Positions where a run of equal values begins in a sorted array."""
+    first = np.ones(len(sorted_ids), dtype=np.bool_)
+    first[1:] = sorted_ids[1:] != sorted_ids[:-1]
+    return np.flatnonzero(first)
+
+
+@dataclass(frozen=True, eq=False)
+class _Groups:
+    """Units of a chunk grouped by (partition, value on one axis), groups in that order.
+
+    ``order`` sorts the units by group (stably), ``starts`` are the sorted
+    positions where groups begin, ``group[u]`` is unit u's group; ``part``,
+    ``value`` and ``count`` are per group; ``first``/``last`` per partition:
+    its first and last group.
+    """
+
+    order: IntArray
+    starts: IntArray
+    group: IntArray
+    part: IntArray
+    value: IntArray
+    count: IntArray
+    first: IntArray
+    last: IntArray
+
+    @classmethod
+    def of(cls, part: IntArray, value: IntArray, counts: IntArray, radix: int) -> _Groups:
+        key = part * radix + value
+        # Stable, so that units of one group keep their order (relaxed cuts take a prefix).
+        order = np.argsort(key, kind="stable")
+        sorted_key = key[order]
+        starts = _starts(sorted_key)
+        of_sorted = np.zeros(len(key), dtype=np.int64)
+        of_sorted[starts[1:]] = 1
+        group = np.empty(len(key), dtype=np.int64)
+        group[order] = np.cumsum(of_sorted)
+        group_key = sorted_key[starts]
+        group_part = group_key // radix
+        first = _starts(group_part)
+        return cls(
+            order=order,
+            starts=starts,
+            group=group,
+            part=group_part,
+            value=group_key - group_part * radix,
+            count=np.add.reduceat(counts[order], starts),
+            first=first,
+            last=np.append(first[1:], len(starts)) - 1,
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class _AxisCuts:
+    """The cut one axis offers each partition of a chunk.
+
+    ``widths``, ``allowed``, ``parts`` (how many parts the cut makes) and
+    ``summary`` (P x 2) are per partition; ``side`` is each unit's part;
+    ``left`` (relaxed numeric cuts) the rows of each unit that go to part 0,
+    the others going to part 1.
+    """
+
+    widths: FloatArray
+    allowed: BoolArray
+    parts: IntArray
+    summary: IntArray
+    side: IntArray
+    left: IntArray | None
+
+
+@dataclass(frozen=True, eq=False)
+class _Chunk:
+    """Units of consecutive partitions: ``part`` numbers them from 0, units sorted by it."""
+
+    codes: IntArray
+    sensitive: IntArray
+    counts: IntArray
+    part: IntArray
+    sizes: IntArray
+    starts: IntArray
+
+
+def _numeric_cuts(
+    axis: NumericDimension, codes: IntArray, chunk: _Chunk, judge: _Judge, relaxed: bool
+) -> _AxisCuts:
+    groups = _Groups.of(chunk.part, codes, chunk.counts, axis.cardinality)
+    n_parts = len(chunk.sizes)
+    low, high = groups.value[groups.first], groups.value[groups.last]
+    summary = np.column_stack([low, high])
+    widths = axis.widths(low, high)
+    cumulative = np.cumsum(groups.count)
+    before = (cumulative - groups.count)[groups.first]
+    # Rows of its partition at or below each group's value.
+    at_or_below = cumulative - before[groups.part]
+    histograms = _histograms(
+        groups.group, len(groups.count), chunk.sensitive, chunk.counts, judge.value_counts
+    )
+    if relaxed:
+        allowed, left = _relaxed_split(
+            codes, chunk, judge, groups, at_or_below, histograms, summary
+        )
+        return _AxisCuts(
+            widths=widths,
+            allowed=allowed,
+            parts=np.where(allowed, 2, 1),
+            summary=summary,
+            side=(left == 0).astype(np.int64),
+            left=left,
+        )
+    n = chunk.sizes[groups.part]
+    candidate = np.ones(len(groups.count), dtype=np.bool_)
+    candidate[groups.last] = False
+    candidate &= (at_or_below >= judge.floor) & (n - at_or_below >= judge.floor)
+    index = np.flatnonzero(candidate)
+    running = [np.cumsum(h, axis=0) for h in histograms]
+    offsets = [(r - h)[groups.first] for r, h in zip(running, histograms, strict=True)]
+    lower = [r[index] - o[groups.part[index]] for r, o in zip(running, offsets, strict=True)]
+    upper = [
+        (r[groups.last] - o)[groups.part[index]] - lo
+        for r, o, lo in zip(running, offsets, lower, strict=True)
+    ]
+    ok = judge(at_or_below[index], lower) & judge(n[index] - at_or_below[index], upper)
+    good = index[ok]
+    # The most balanced allowable threshold of each partition, ties to the lowest.
+    imbalance = np.abs(2 * at_or_below[good] - n[good])
+    ranked = good[np.lexsort((good, imbalance, groups.part[good]))]
+    best = ranked[_starts(groups.part[ranked])]
+    allowed = np.zeros(n_parts, dtype=np.bool_)
+    allowed[groups.part[best]] = True
+    threshold = np.full(n_parts, axis.cardinality, dtype=np.int64)
+    threshold[groups.part[best]] = groups.value[best]
+    return _AxisCuts(
+        widths=widths,
+        allowed=allowed,
+        parts=np.where(allowed, 2, 1),
+        summary=summary,
+        side=(codes > threshold[chunk.part]).astype(np.int64),
+        left=None,
+    )
+
+
+def _relaxed_split(
+    codes: IntArray,
+    chunk: _Chunk,
+    judge: _Judge,
+    groups: _Groups,
+    at_or_below: IntArray,
+    histograms: list[IntArray],
+    summary: IntArray,
+) -> tuple[BoolArray, IntArray]:
+    """Relaxed median cuts: whether each partition's is allowable, and each unit's left rows."""
+    sizes = chunk.sizes
+    # The median's group: the first whose count at or below reaches ceil(n/2).
+    reached = at_or_below >= ((sizes + 1) // 2)[groups.part]
+    median = groups.first + np.add.reduceat((~reached).astype(np.int64), groups.first)
+    below = at_or_below[median] - groups.count[median]
+    halves = sizes // 2
+    # Rows equal to the median that go left (floor(n/2) in all), taken in unit order.
+    needed = halves - below
+    ordered = chunk.counts[groups.order]
+    ahead = np.cumsum(ordered) - ordered
+    ahead -= ahead[groups.starts][groups.group[groups.order]]
+    part = chunk.part[groups.order]
+    value = codes[groups.order]
+    median_value = groups.value[median][part]
+    left_ordered = np.where(
+        value < median_value,
+        ordered,
+        np.where(value == median_value, np.clip(needed[part] - ahead, 0, ordered), 0),
+    )
+    left = np.empty(len(codes), dtype=np.int64)
+    left[groups.order] = left_ordered
+    lower = _histograms(chunk.part, len(sizes), chunk.sensitive, left, judge.value_counts)
+    totals = [np.add.reduceat(h, groups.first, axis=0) for h in histograms]
+    upper = [t - lo for t, lo in zip(totals, lower, strict=True)]
+    allowed = (summary[:, 0] < summary[:, 1]) & judge(halves, lower) & judge(sizes - halves, upper)
+    return allowed, left
+
+
+def _categorical_cuts(
+    axis: CategoricalDimension, codes: IntArray, chunk: _Chunk, judge: _Judge, relaxed: bool
+) -> _AxisCuts:
+    n_parts = len(chunk.sizes)
+    # The lowest common ancestor: the lowest level where the partition holds one node.
+    level = np.full(n_parts, axis.height, dtype=np.int64)
+    open_ = np.ones(n_parts, dtype=np.bool_)
+    for lv in range(axis.height):
+        nodes = axis.maps[lv][codes]
+        single = np.minimum.reduceat(nodes, chunk.starts) == np.maximum.reduceat(
+            nodes, chunk.starts
+        )
+        level[open_ & single] = lv
+        open_ &= ~single
+        if not open_.any():
+            break
+    node = axis.maps[level, codes[chunk.starts]]
+    summary = np.column_stack([level, node])
+    child = axis.maps[np.maximum(level - 1, 0)[chunk.part], codes]
+    groups = _Groups.of(chunk.part, child, chunk.counts, axis.cardinality)
+    histograms = _histograms(
+        groups.group, len(groups.count), chunk.sensitive, chunk.counts, judge.value_counts
+    )
+    passed = judge(groups.count, histograms)
+    within = np.arange(len(groups.count)) - groups.first[groups.part]
+    if not relaxed:
+        allowed = (level > 0) & np.logical_and.reduceat(passed, groups.first)
+        group_side = within
+        parts = groups.last - groups.first + 1
+    else:
+        failed = ~passed
+        passing = np.add.reduceat(passed.astype(np.int64), groups.first)
+        pooled = np.add.reduceat(np.where(failed, groups.count, 0), groups.first)
+        pool_ok = pooled == 0
+        pools = np.flatnonzero(~pool_ok)
+        if len(pools):
+            pool_histograms = [
+                np.add.reduceat(np.where(failed[:, None], h, 0), groups.first, axis=0)[pools]
+                for h in histograms
+            ]
+            pool_ok[pools] = judge(pooled[pools], pool_histograms)
+        allowed = (level > 0) & (passing >= 1) & pool_ok
+        # Passing children numbered in order; the pool comes last.
+        passing_before = np.cumsum(passed.astype(np.int64)) - passed
+        rank = passing_before - passing_before[groups.first][groups.part]
+        group_side = np.where(passed, rank, passing[groups.part])
+        parts = passing + (pooled > 0)
+    return _AxisCuts(
+        widths=axis.widths(level, node),
+        allowed=allowed,
+        parts=np.where(allowed, parts, 1),
+        summary=summary,
+        side=group_side[groups.group],
+        left=None,
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class _Decisions:
+    """One round's choices for the partitions of a chunk (see :func:`_decide`)."""
+
+    cut: BoolArray
+    parts: IntArray
+    summary: IntArray
+    side: IntArray
+    stay: IntArray
+
+
+def _decide(axes: Sequence[Dimension], chunk: _Chunk, judge: _Judge, relaxed: bool) -> _Decisions:
+    """Cut each partition of ``chunk`` along its widest axis that has an allowable cut.
+
+    Per partition: whether it is cut, into how many parts, and its summary on
+    every axis (P, axes, 2). Per unit: the part its rows go to (``side``) and
+    how many of them (``stay``); the others, split off by a relaxed numeric
+    cut, go to part ``side + 1``.
+    """
+    offers = [
+        _numeric_cuts(axis, chunk.codes[a], chunk, judge, relaxed)
+        if isinstance(axis, NumericDimension)
+        else _categorical_cuts(axis, chunk.codes[a], chunk, judge, relaxed)
+        for a, axis in enumerate(axes)
+    ]
+    allowed = np.column_stack([o.allowed for o in offers])
+    # argmax takes the first of equal widths: ties go to the earlier quasi-identifier.
+    chosen = np.argmax(np.where(allowed, np.column_stack([o.widths for o in offers]), -1.0), 1)
+    everywhere = np.arange(len(chunk.sizes))
+    unit_axis = chosen[chunk.part]
+    units = np.arange(len(chunk.counts))
+    side = np.stack([o.side for o in offers])[unit_axis, units]
+    stay = chunk.counts.copy()
+    for a, offer in enumerate(offers):
+        if offer.left is not None:
+            mine = unit_axis == a
+            stay[mine] = np.where(offer.left[mine] == 0, chunk.counts[mine], offer.left[mine])
+    return _Decisions(
+        cut=np.asarray(allowed.any(axis=1), dtype=np.bool_),
+        parts=np.stack([o.parts for o in offers])[chosen, everywhere],
+        summary=np.stack([o.summary for o in offers], axis=1),
+        side=side,
+        stay=stay,
+    )
+
+
+def _chunks(starts: IntArray, cells_per_unit: int) -> list[tuple[int, int]]:
+    """Ranges of consecutive partitions holding at most about ``_CELLS_PER_CHUNK`` cells."""
+    n_parts = len(starts)
+    if not cells_per_unit:
+        return [(0, n_parts)]
+    per_chunk = max(_CELLS_PER_CHUNK // cells_per_unit, 1)
+    bounds = [0]
+    while bounds[-1] < n_parts:
+        following = int(np.searchsorted(starts, starts[bounds[-1]] + per_chunk, side="left"))
+        bounds.append(min(max(following, bounds[-1] + 1), n_parts))
+    return list(pairwise(bounds))
+
+
+def _partition(axes: tuple[Dimension, ...], judge: _Judge, relaxed: bool) -> Partitioning:
+    """Run the greedy partitioning to the end (see the module docstring)."""
+    n_rows = len(axes[0].row_codes)
+    # Sensitive codes first: units are numbered in the order of their sensitive
+    # values, and every partition keeps its units in that order (relaxed cuts
+    # send the lowest values among the rows equal to the median left).
+    units = FrequencySet.from_codes(
+        np.column_stack([a.row_codes for a in judge.attributes] + [axis.row_codes for axis in axes])
+    )
+    s = len(judge.attributes)
+    codes = np.ascontiguousarray(units.codes[:, s:].T)
+    sensitive = np.ascontiguousarray(units.codes[:, :s].T)
+    counts = units.counts.copy()
+    origin = np.arange(len(counts), dtype=np.int64)
+    part = np.zeros(len(counts), dtype=np.int64)
+    whole = _histograms(part, 1, sensitive, counts, judge.value_counts)
+    failing = judge.failing(np.array([n_rows]), whole)
+    if failing:
+        raise InputError(
+            f"the whole table as one class fails {', '.join(failing)}: no local recoding "
+            "satisfies the models without suppression"
+        )
+    pieces: list[tuple[IntArray, IntArray, IntArray]] = []
+    summaries: list[IntArray] = []
+    final_sizes: list[IntArray] = []
+    finished = 0
+    while len(counts):
+        starts = _starts(part)
+        sizes = np.add.reduceat(counts, starts)
+        decided = []
+        for first, stop in _chunks(starts, sum(judge.value_counts)):
+            begin = int(starts[first])
+            end = int(starts[stop]) if stop < len(starts) else len(counts)
+            chunk = _Chunk(
+                codes=codes[:, begin:end],
+                sensitive=sensitive[:, begin:end],
+                counts=counts[begin:end],
+                part=part[begin:end] - first,
+                sizes=sizes[first:stop],
+                starts=starts[first:stop] - begin,
+            )
+            decided.append(_decide(axes, chunk, judge, relaxed))
+        cut = np.concatenate([c.cut for c in decided])
+        # Partitions without an allowable cut are final classes.
+        done = np.flatnonzero(~cut)
+        final_id = np.full(len(sizes), -1, dtype=np.int64)
+        final_id[done] = finished + np.arange(len(done))
+        finished += len(done)
+        summaries.append(np.concatenate([c.summary for c in decided])[done])
+        final_sizes.append(sizes[done])
+        ends = ~cut[part]
+        pieces.append((origin[ends], counts[ends], final_id[part[ends]]))
+        # The others become their parts; a relaxed cut sends some rows of a unit each way.
+        parts = np.where(cut, np.concatenate([c.parts for c in decided]), 0)
+        offset = np.cumsum(parts) - parts
+        go = ~ends
+        side = np.concatenate([c.side for c in decided])[go]
+        stay = np.concatenate([c.stay for c in decided])[go]
+        new_part = offset[part[go]] + side
+        rest = counts[go] - stay
+        split = np.flatnonzero(rest > 0)
+        codes = np.concatenate([codes[:, go], codes[:, go][:, split]], axis=1)
+        sensitive = np.concatenate([sensitive[:, go], sensitive[:, go][:, split]], axis=1)
+        origin = np.concatenate([origin[go], origin[go][split]])
+        counts = np.concatenate([stay, rest[split]])
+        new_part = np.concatenate([new_part, new_part[split] + 1])
+        # Unique keys: the pieces of one unit always end up in different partitions.
+        order = np.argsort(new_part * len(units.counts) + origin)
+        codes, sensitive = codes[:, order], sensitive[:, order]
+        origin, counts, part = origin[order], counts[order], new_part[order]
+    piece_origin, piece_count, piece_id = (
+        np.concatenate(column) for column in zip(*pieces, strict=True)
+    )
+    # Rows of a unit take its pieces in order; rows sorted by unit line up with them.
+    by_origin = np.argsort(piece_origin, kind="stable")
+    piece_end = np.cumsum(piece_count[by_origin])
+    rows_by_unit = np.argsort(units.row_tuple, kind="stable")
+    row_partition = np.empty(n_rows, dtype=np.int64)
+    row_partition[rows_by_unit] = piece_id[by_origin][
+        np.searchsorted(piece_end, np.arange(n_rows), side="right")
+    ]
+    return Partitioning(
+        method="mondrian",
+        relaxed=relaxed,
+        axes=axes,
+        row_partition=row_partition,
+        sizes=np.concatenate(final_sizes),
+        summary=np.concatenate(summaries),
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Mondrian:
+    """Mondrian partitioning, strict or relaxed (LeFevre et al. 2006; module docstring).
+
+    The entry point for local recoding (Samarati's CG_): ``partition`` takes
+    the encoded quasi-identifiers and the models and returns a
+    :class:`~kanonym.recoding.partitioning.Partitioning` whose every class
+    satisfies every model.
+
+    Example:
+        >>> Mondrian(relaxed=True).name, Mondrian().variant
+        ('mondrian-relaxed', 'strict')
+    """
+
+    relaxed: bool = False
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.relaxed, bool):
+            raise TypeError(f"relaxed must be True or False, got {self.relaxed!r}")
+
+    @property
+    def name(self) -> str:
+        """``mondrian`` or ``mondrian-relaxed``: the ``--algorithm`` name."""
+        return "mondrian-relaxed" if self.relaxed else "mondrian"
+
+    @property
+    def variant(self) -> str:
+        """``strict`` or ``relaxed``."""
+        return "relaxed" if self.relaxed else "strict"
+
+    def partition(
+        self,
+        encoded: EncodedTable,
+        models: Sequence[PrivacyModel],
+        *,
+        sensitive: Sequence[SensitiveAttribute] = (),
+        numeric: Sequence[bool] | None = None,
+        source: str = "<DataFrame>",
+    ) -> Partitioning:
+        """Partition the rows of ``encoded`` so that every class satisfies ``models``.
+
+        Args:
+            encoded: the quasi-identifiers, encoded against their hierarchies.
+            models: every model to enforce (k-anonymity among them).
+            sensitive: the encoded sensitive attributes the models read.
+            numeric: per quasi-identifier, whether it is a numeric axis; None
+                takes every column whose values are all numbers as numeric
+                (:func:`kanonym.recoding.dimensions.numeric_flags` decides it
+                from the hierarchies as the user gave them).
+            source: names the table in error messages.
+
+        Raises:
+            InputError: a model is not kept by unions of classes (relaxed
+                variant), a model's sensitive attribute is not given, an axis
+                forced numeric holds a value that is not a number, or the
+                whole table fails a model (nothing can satisfy it without
+                suppression).
+        """
+        if self.relaxed:
+            broken = [m.name for m in models if not isinstance(m, UNION_CLOSED)]
+            if broken:
+                raise InputError(
+                    f"{', '.join(broken)} may fail on a union of classes that satisfy it, "
+                    "and relaxed Mondrian's classes can be such unions; use --algorithm mondrian"
+                )
+        judge = _Judge(models, sensitive)
+        if numeric is None:
+            numeric = tuple(
+                numeric_dimension(a, source=source, required=False) is not None
+                for a in encoded.attributes
+            )
+        axes = build_dimensions(encoded, numeric, source=source)
+        return _partition(axes, judge, self.relaxed)

@@ -1,0 +1,154 @@
+"""Re-checking a local-recoding release against its input, row by row.
+
+A local recoding (Mondrian) releases every row with its own class's labels,
+so the check compares each released row with the input row it came from:
+its numeric cells must be ranges ``lo-hi`` (or single numbers) holding the
+original number, its categorical cells the original value or one of its
+ancestors in the column's hierarchy. The labels are parsed here, from the
+text, with nothing taken from :mod:`kanonym.recoding`. Then the released rows
+are grouped by their labels and counted, as ``kanonym check`` would.
+
+Example:
+    >>> import numpy as np, polars as pl
+    >>> from kanonym.hierarchy import Hierarchy
+    >>> source = pl.DataFrame({"age": ["31", "38", "40"], "sex": ["F", "M", "F"]})
+    >>> released = pl.DataFrame({"age": ["31-38", "31-38", "38-40"], "sex": ["*", "*", "*"]})
+    >>> sex = Hierarchy("sex", (("F", "M"), ("*", "*")))
+    >>> verify_local_recoding(released, source=source, origin=np.array([0, 2, 1]),
+    ...                       quasi_identifiers=["age", "sex"], numeric={"age"},
+    ...                       hierarchies={"sex": sex}, k=1, removed_columns=[])
+    Traceback (most recent call last):
+    ...
+    kanonym.errors.VerificationError: release row 1, column 'age': '31-38' does not cover '40'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from decimal import Decimal, InvalidOperation
+
+import numpy as np
+import numpy.typing as npt
+import polars as pl
+
+from kanonym.errors import VerificationError
+from kanonym.hierarchy import Hierarchy
+from kanonym.verify.check import ClassSizeSummary, measure
+
+
+def _decimal(text: str) -> Decimal | None:
+    try:
+        number = Decimal(text)
+    except InvalidOperation:
+        return None
+    return number if number.is_finite() else None
+
+
+def parse_range(label: str) -> tuple[Decimal, Decimal] | None:
+    """The bounds of a numeric label ``lo-hi`` or ``v``; None if it is neither.
+
+    A minus sign inside a number only starts it or follows its exponent, so
+    at most one ``-`` separates two numbers.
+
+    Example:
+        >>> parse_range("-5--1"), parse_range("1e-3-2"), parse_range("7"), parse_range("x")
+        ((Decimal('-5'), Decimal('-1')), (Decimal('0.001'), Decimal('2')), \
+(Decimal('7'), Decimal('7')), None)
+    """
+    single = _decimal(label)
+    if single is not None:
+        return single, single
+    for at, char in enumerate(label):
+        if char == "-" and at:
+            low, high = _decimal(label[:at]), _decimal(label[at + 1 :])
+            if low is not None and high is not None and low <= high:
+                return low, high
+    return None
+
+
+def _covers_numbers(pairs: list[tuple[str | None, str | None]]) -> list[bool]:
+    """For each (label, value), whether the label is a range holding the value's number."""
+    # Each distinct label and value is parsed once, however many pairs hold it.
+    bounds = {label: None if label is None else parse_range(label) for label, _ in pairs}
+    numbers = {value: None if value is None else _decimal(value) for _, value in pairs}
+    covered = []
+    for label, value in pairs:
+        span, number = bounds[label], numbers[value]
+        covered.append(span is not None and number is not None and span[0] <= number <= span[1])
+    return covered
+
+
+def verify_local_recoding(
+    released: pl.DataFrame,
+    *,
+    source: pl.DataFrame,
+    origin: npt.NDArray[np.int64],
+    quasi_identifiers: Sequence[str],
+    numeric: Collection[str],
+    hierarchies: Mapping[str, Hierarchy],
+    k: int,
+    removed_columns: Collection[str],
+) -> ClassSizeSummary:
+    """Raise VerificationError unless ``released`` is a faithful k-anonymous recoding of ``source``.
+
+    ``origin[i]`` is the input row that released row i comes from. Checks:
+    no removed column is present and every other input column is; every
+    input row is released exactly once (local recoding suppresses nothing);
+    the columns that are not quasi-identifiers hold the input's values; every
+    numeric quasi-identifier cell is a range holding the input's number and
+    every other one the input's value or an ancestor of it in
+    ``hierarchies``; grouped by the quasi-identifiers, every class holds at
+    least k rows.
+    """
+    leaked = [c for c in removed_columns if c in released.columns]
+    if leaked:
+        raise VerificationError(f"release still holds identifying column(s) {leaked}")
+    expected = [c for c in source.columns if c not in removed_columns]
+    if released.columns != expected:
+        raise VerificationError(f"release has columns {released.columns}, expected {expected}")
+    n = source.height
+    if (
+        released.height != n
+        or len(origin) != n
+        or not np.array_equal(np.bincount(origin, minlength=n), np.ones(n, dtype=np.int64))
+    ):
+        raise VerificationError(
+            f"release does not hold every one of the {n} input rows exactly once"
+        )
+    originals = source[origin]
+    others = [c for c in expected if c not in quasi_identifiers]
+    if not released.select(others).equals(originals.select(others)):
+        raise VerificationError("release changed a column that is not a quasi-identifier")
+    for column in quasi_identifiers:
+        pairs = pl.DataFrame(
+            {
+                "label": released.get_column(column).cast(pl.String),
+                "value": originals.get_column(column).cast(pl.String),
+            }
+        )
+        distinct = pairs.unique().rows()
+        if column in numeric:
+            covered = _covers_numbers(distinct)
+        else:
+            hierarchy = hierarchies[column]
+            # A leaf's path up the hierarchy: the values it may be released as.
+            ancestors = {path[0]: set(path) for path in zip(*hierarchy.levels, strict=True)}
+            covered = [label in ancestors.get(value, ()) for label, value in distinct]
+        wrong = [pair for pair, ok in zip(distinct, covered, strict=True) if not ok]
+        if wrong:
+            label, value = min(wrong, key=lambda pair: (str(pair[0]), str(pair[1])))
+            row = int(
+                pairs.with_row_index("row").filter(
+                    pl.col("label").eq_missing(label) & pl.col("value").eq_missing(value)
+                )["row"][0]
+            )
+            raise VerificationError(
+                f"release row {row}, column '{column}': {label!r} does not cover {value!r}"
+            )
+    summary = measure(released, quasi_identifiers, k)
+    if not summary.k_anonymous:
+        raise VerificationError(
+            f"release is not {k}-anonymous: {summary.rows_below_k} rows in classes "
+            f"smaller than {k} (smallest class {summary.smallest_class})"
+        )
+    return summary
