@@ -20,6 +20,7 @@ SUBPACKAGES = {
     "release",
     "report",
     "search",
+    "technique",
     "transform",
     "verify",
 }

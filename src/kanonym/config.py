@@ -25,6 +25,7 @@ from kanonym.errors import InputError
 from kanonym.hierarchy import Hierarchy, HierarchyBuilder, parse_hierarchy
 from kanonym.metrics import DEFAULT_METRIC, METRICS
 from kanonym.search import ALGORITHMS, DEFAULT_ALGORITHM, DEFAULT_POLICY, POLICIES
+from kanonym.technique import TECHNIQUES, Technique, resolve_technique
 
 HierarchyLike = Hierarchy | HierarchyBuilder
 
@@ -115,6 +116,10 @@ class AnonymizationConfig:
         min_levels, max_levels: quasi-identifier -> the least / greatest
             hierarchy level the search may choose for it.
         seed: seed for the row shuffle; ``None`` draws one from the OS.
+        technique: Samarati's technique class (:mod:`kanonym.technique`):
+            ``AG_TS`` (default), ``AG_``/``AG_AS``, ``AG_CS``, ``_TS``, ``_AS``
+            or ``_CS``; None means the algorithm's default (``AG_CS`` for
+            ``mu-argus``). Contradictions with the other options are rejected.
     """
 
     quasi_identifiers: Mapping[str, HierarchyLike | str | Path]
@@ -132,6 +137,7 @@ class AnonymizationConfig:
     min_levels: Mapping[str, int] = field(default_factory=dict)
     max_levels: Mapping[str, int] = field(default_factory=dict)
     seed: int | None = None
+    technique: str | None = None
     base_dir: Path | None = None
 
     def __post_init__(self) -> None:
@@ -243,6 +249,20 @@ class AnonymizationConfig:
             isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0
         ):
             raise InputError(f"seed must be a whole number >= 0, got {self.seed!r}")
+        limit = self.suppression
+        resolved = resolve_technique(
+            self.technique,
+            algorithm=self.algorithm,
+            limits_suppression=bool(limit.fraction or limit.rows),
+            bounds_levels=bool(self.min_levels or self.max_levels),
+        )
+        object.__setattr__(self, "technique", resolved.name)
+
+    @property
+    def granularity(self) -> Technique:
+        """The technique class as an object (``technique`` holds its name)."""
+        # __post_init__ replaced None by the resolved name.
+        return TECHNIQUES[cast(str, self.technique)]
 
     @property
     def sensitive_hierarchy_sources(self) -> Mapping[str, HierarchyLike]:
@@ -290,6 +310,7 @@ JOB_KEYS = frozenset(
         "min-level",
         "max-level",
         "seed",
+        "technique",
     }
 )
 
@@ -445,6 +466,7 @@ def job_from_options(
         min_levels=cast(dict[str, int], opts.per_column("min-level", int)),
         max_levels=cast(dict[str, int], opts.per_column("max-level", int)),
         seed=opts.integer("seed"),
+        technique=opts.text("technique"),
         base_dir=base_dir,
     )
     return ReleaseJob(

@@ -6,6 +6,7 @@ search cannot hide itself from the check that guards every write. Measures of
 sensitive attributes reuse the definitions in :mod:`kanonym.models.distribution`.
 """
 
+from kanonym.verify.cells import CellCounts, verify_cells
 from kanonym.verify.check import ClassSizeSummary, measure, verify_release
 from kanonym.verify.models import verify_models
 from kanonym.verify.sensitive import (
@@ -16,12 +17,14 @@ from kanonym.verify.sensitive import (
 )
 
 __all__ = [
+    "CellCounts",
     "CheckSummary",
     "ClassSizeSummary",
     "SensitiveSummary",
     "measure",
     "measure_sensitive",
     "measure_table",
+    "verify_cells",
     "verify_models",
     "verify_release",
 ]
