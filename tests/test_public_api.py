@@ -22,6 +22,7 @@ SUBPACKAGES = {
     "release",
     "report",
     "search",
+    "technique",
     "transform",
     "verify",
 }

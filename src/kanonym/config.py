@@ -26,6 +26,7 @@ from kanonym.hierarchy import Hierarchy, HierarchyBuilder, parse_hierarchy
 from kanonym.metrics import DEFAULT_METRIC, METRICS
 from kanonym.recoding import RECODINGS
 from kanonym.search import ALGORITHMS, DEFAULT_ALGORITHM, DEFAULT_POLICY, POLICIES
+from kanonym.technique import TECHNIQUES, Technique, resolve_technique
 
 HierarchyLike = Hierarchy | HierarchyBuilder
 
@@ -122,6 +123,10 @@ class AnonymizationConfig:
         numeric, categorical: quasi-identifiers a local recoding cuts as
             numbers (ranges) or along their hierarchies, overriding the
             automatic choice (:func:`kanonym.recoding.numeric_flags`).
+        technique: Samarati's technique class (:mod:`kanonym.technique`):
+            ``AG_TS`` (default), ``AG_``/``AG_AS``, ``AG_CS``, ``_TS``, ``_AS``
+            or ``_CS``; None means the algorithm's default (``AG_CS`` for
+            ``mu-argus``). Contradictions with the other options are rejected.
     """
 
     quasi_identifiers: Mapping[str, HierarchyLike | str | Path]
@@ -139,6 +144,7 @@ class AnonymizationConfig:
     min_levels: Mapping[str, int] = field(default_factory=dict)
     max_levels: Mapping[str, int] = field(default_factory=dict)
     seed: int | None = None
+    technique: str | None = None
     base_dir: Path | None = None
     numeric: tuple[str, ...] = ()
     categorical: tuple[str, ...] = ()
@@ -256,11 +262,25 @@ class AnonymizationConfig:
         ):
             raise InputError(f"seed must be a whole number >= 0, got {self.seed!r}")
         _check_axis_kinds(self, parsed)
+        limit = self.suppression
+        resolved = resolve_technique(
+            self.technique,
+            algorithm=self.algorithm,
+            limits_suppression=bool(limit.fraction or limit.rows),
+            bounds_levels=bool(self.min_levels or self.max_levels),
+        )
+        object.__setattr__(self, "technique", resolved.name)
 
     @property
     def local_recoding(self) -> bool:
         """Whether the algorithm is a local recoding (:data:`kanonym.recoding.RECODINGS`)."""
         return self.algorithm in RECODINGS
+
+    @property
+    def granularity(self) -> Technique:
+        """The technique class as an object (``technique`` holds its name)."""
+        # __post_init__ replaced None by the resolved name.
+        return TECHNIQUES[cast(str, self.technique)]
 
     @property
     def sensitive_hierarchy_sources(self) -> Mapping[str, HierarchyLike]:
@@ -356,6 +376,7 @@ JOB_KEYS = frozenset(
         "seed",
         "numeric",
         "categorical",
+        "technique",
     }
 )
 
@@ -511,6 +532,7 @@ def job_from_options(
         min_levels=cast(dict[str, int], opts.per_column("min-level", int)),
         max_levels=cast(dict[str, int], opts.per_column("max-level", int)),
         seed=opts.integer("seed"),
+        technique=opts.text("technique"),
         base_dir=base_dir,
         numeric=opts.names("numeric"),
         categorical=opts.names("categorical"),

@@ -100,6 +100,12 @@ def _build_parser() -> _Parser:
         help="mondrian: cut these quasi-identifiers along their hierarchies",
     )
     run.add_argument(
+        "--technique",
+        metavar="CLASS",
+        help="Samarati's technique class: AG_TS (default; AG_CS for mu-argus), AG_ or AG_AS, "
+        "AG_CS (blank cells instead of removing rows), _TS, _AS, _CS",
+    )
+    run.add_argument(
         "--metric",
         choices=list(METRICS),
         help=f"utility metric to minimize (optimal, incognito; default {DEFAULT_METRIC})",
@@ -192,6 +198,7 @@ _JOB_FLAGS = (
     "max_level",
     "delimiter",
     "seed",
+    "technique",
     "output",
     "report",
     "numeric",
@@ -261,9 +268,16 @@ def _summary(result: Result) -> str:
             f"{len(result.minimal_generalizations)} solution(s) from {config.algorithm}, "
             f"chosen by {config.policy}"
         )
+    cells = result.suppressed_cells
+    if config.granularity.cells and cells is not None:
+        suppression = (
+            f"{cells.counts.total} cells blanked in {cells.counts.rows} rows, "
+            f"limit {result.max_suppressed_rows} rows"
+        )
+    else:
+        suppression = f"{result.suppressed_rows} suppressed, limit {result.max_suppressed_rows}"
     return (
-        f"released {result.table.height} of {result.input_rows} rows "
-        f"({result.suppressed_rows} suppressed, limit {result.max_suppressed_rows}); "
+        f"released {result.table.height} of {result.input_rows} rows ({suppression}); "
         f"generalization [{levels}]; {choice}; "
         f"{metrics['equivalence_classes']} classes, {result.nodes_checked} nodes checked"
     )

@@ -182,6 +182,8 @@ def _recipe(document: object, *, where: str, base_dir: Path | None, seed: int | 
     algorithm = _text(document, "algorithm", where)
     metric = _optional_text(document, "metric", where)
     policy = _optional_text(document, "policy", where)
+    # Reports written before technique classes existed released AG_TS.
+    technique = _optional_text(document, "technique", where) or "AG_TS"
     try:
         # AnonymizationConfig and SuppressionLimit check the types of k, fraction,
         # rows and time_limit themselves; the casts only tell mypy what they accept.
@@ -201,6 +203,7 @@ def _recipe(document: object, *, where: str, base_dir: Path | None, seed: int | 
             models=tuple(cast(list[str], document.get("model_specs", []))),
             sensitive_hierarchies=cast(dict[str, str], document.get("sensitive_hierarchies", {})),
             seed=seed,
+            technique=technique,
             base_dir=base_dir,
         )
     except InputError as error:
@@ -229,11 +232,15 @@ def apply_transformation(
     its recorded level; rows of classes smaller than k are suppressed; the
     rows are shuffled with ``seed`` (drawn from the OS when None) and the
     release is re-checked independently. The suppression limit applies to the
-    new batch: a fraction is taken of its rows.
+    new batch: a fraction is taken of its rows. A report of a cell-suppressing
+    release (technique AG_CS or _CS, or mu-Argus) is applied by running its
+    cell suppression again at the recorded levels: which cells are blanked
+    depends on the batch, and at most the limit's rows may hold one.
 
     Raises:
         StaleTransformationError: the recorded levels need more suppression on
-            ``data`` than the limit allows (a new search is due).
+            ``data`` than the limit allows, rows or rows with blanked cells (a
+            new search is due).
         InputError: the report is malformed (not JSON, a key missing or
             ill-typed, ``schema_version`` not 1), a column is missing, a value
             is absent from an ARX hierarchy, or a rebuilt hierarchy's height
@@ -288,6 +295,13 @@ def apply_transformation(
     evaluation = evaluator.evaluate(recipe.levels)
     if not evaluation.satisfied:
         levels = ", ".join(f"{n}={v}" for n, v in zip(encoded.names, recipe.levels, strict=True))
+        if config.granularity.cells:
+            raise StaleTransformationError(
+                f"{table.source}: at the generalization [{levels}] of {where}, "
+                f"{evaluation.suppressed_rows} of {table.frame.height} rows fail k={config.k} "
+                f"and blanking cells cannot protect them within the limit of "
+                f"{max_suppressed} rows; anonymize this table anew"
+            )
         raise StaleTransformationError(
             f"{table.source}: the generalization [{levels}] of {where} needs "
             f"{evaluation.suppressed_rows} of {table.frame.height} rows suppressed for "
@@ -296,7 +310,7 @@ def apply_transformation(
     context = MetricContext(encoded=encoded, frequency_set=evaluator.frequency_set, k=config.k)
     solution = measure_solution(evaluation, evaluator, all_metrics(context))
     stopwatch.lap("search")
-    released, chosen_seed = release_node(
+    released, chosen_seed, cells = release_node(
         table, evaluator, hierarchies, recipe.levels, config, stopwatch
     )
     return Result(
@@ -307,7 +321,7 @@ def apply_transformation(
         config=config,
         seed=chosen_seed,
         input_rows=table.frame.height,
-        suppressed_rows=evaluation.suppressed_rows,
+        suppressed_rows=solution.suppressed_rows,
         max_suppressed_rows=max_suppressed,
         nodes_checked=evaluator.checks,
         # The levels were searched for on another table; nothing is proven about this one.
@@ -319,4 +333,5 @@ def apply_transformation(
         dialect=table.dialect,
         timings=timings,
         applied_from=where,
+        suppressed_cells=cells,
     )

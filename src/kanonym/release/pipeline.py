@@ -31,9 +31,16 @@ from kanonym.io import CsvDialect, Table, format_for, load, serialize, write_ato
 from kanonym.lattice import Node
 from kanonym.metrics import METRICS, MetricContext, UtilityMetric, make_metric, report_measures
 from kanonym.models import KAnonymity, PrivacyModel, parse_model
+from kanonym.release.granularity import (
+    CellReport,
+    measure_cells,
+    release_cells,
+    search_attribute_suppression,
+)
 from kanonym.report import SCHEMA_VERSION, render_json
 from kanonym.search import (
     ALGORITHMS,
+    CellSuppressionEvaluator,
     NodeEvaluation,
     NodeEvaluator,
     Progress,
@@ -41,7 +48,7 @@ from kanonym.search import (
     run_search,
 )
 from kanonym.transform import generalize, kept_rows
-from kanonym.verify import CheckSummary, measure_table, verify_models, verify_release
+from kanonym.verify import CellCounts, CheckSummary, measure_table, verify_models, verify_release
 
 if TYPE_CHECKING:
     import pandas
@@ -55,17 +62,21 @@ class Solution:
         transformation: quasi-identifier -> hierarchy level.
         suppressed_rows: rows its minimal required suppression removes.
         metrics: every utility metric plus :func:`kanonym.metrics.report_measures`.
+        suppressed_cells: cells blanked under cell suppression (None otherwise).
     """
 
     transformation: dict[str, int]
     suppressed_rows: int
     metrics: dict[str, object]
+    suppressed_cells: int | None = None
 
     def as_dict(self) -> dict[str, object]:
         """JSON-ready form used in the report."""
+        cells = {} if self.suppressed_cells is None else {"suppressed_cells": self.suppressed_cells}
         return {
             "transformation": dict(self.transformation),
             "suppressed_rows": self.suppressed_rows,
+            **cells,
             "metrics": self.metrics,
         }
 
@@ -107,6 +118,7 @@ class Result:
     timings: dict[str, float] = field(default_factory=dict)
     applied_from: str | None = None
     recoding: dict[str, object] | None = None
+    suppressed_cells: CellReport | None = None
 
     def to_pandas(self) -> pandas.DataFrame:
         """The released table as a pandas DataFrame (needs the ``pandas`` extra)."""
@@ -138,6 +150,15 @@ class Result:
             },
             "transformation": None if self.transformation is None else dict(self.transformation),
             **({} if self.recoding is None else {"recoding": self.recoding}),
+            "technique": config.technique,
+            "suppressed_attributes": [
+                name
+                for name, level in (self.transformation or {}).items()
+                if level == self.hierarchies[name].height
+            ],
+            "suppressed_cells": (
+                self.suppressed_cells or CellReport(CellCounts.none(list(self.hierarchies)))
+            ).as_dict(),
             "metrics": self.metrics,
             "minimal_generalizations": [s.as_dict() for s in self.minimal_generalizations],
             "algorithm": config.algorithm,
@@ -206,12 +227,17 @@ def build_evaluator(
     """The node evaluator for the job's models, with the sensitive columns they read."""
     models = declare_models(table, config)
     needed = [n for n in config.sensitive if any(n in m.sensitive_attributes for m in models)]
-    return NodeEvaluator(
-        encoded,
-        models,
-        max_suppressed_rows=max_suppressed,
-        sensitive=encode_sensitive(table.frame, needed),
-    )
+    sensitive = encode_sensitive(table.frame, needed)
+    if config.granularity.cells:
+        return CellSuppressionEvaluator(
+            encoded,
+            models,
+            max_suppressed_rows=max_suppressed,
+            sensitive=sensitive,
+            method="mu-argus" if config.algorithm == "mu-argus" else "patterns",
+            weights=tuple(config.weights.get(name, 1.0) for name in encoded.names),
+        )
+    return NodeEvaluator(encoded, models, max_suppressed_rows=max_suppressed, sensitive=sensitive)
 
 
 def declare(table: Table, config: AnonymizationConfig) -> dict[str, Hierarchy]:
@@ -236,6 +262,10 @@ def level_bounds(
     config: AnonymizationConfig, hierarchies: Mapping[str, Hierarchy]
 ) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """Per quasi-identifier, the least and greatest level the search may choose."""
+    if config.granularity.generalization == "none":
+        # _TS, _AS, _CS: no generalization (_AS searches its own two-level lattice).
+        zeros = tuple(0 for _ in hierarchies)
+        return zeros, zeros
     lower, upper = [], []
     for name, hierarchy in hierarchies.items():
         low = config.min_levels.get(name, 0)
@@ -262,6 +292,14 @@ def measure_solution(
     """A solution with every reported measure, utility metrics included."""
     node = evaluation.node
     encoded = evaluator.encoded
+    if isinstance(evaluator, CellSuppressionEvaluator):
+        measured, cells = measure_cells(node, evaluator, metrics)
+        return Solution(
+            transformation=dict(zip(encoded.names, node, strict=True)),
+            suppressed_rows=0,
+            metrics=measured,
+            suppressed_cells=cells,
+        )
     view = evaluator.view(node)
     measures = report_measures(
         node=node,
@@ -304,15 +342,20 @@ def release_node(
     node: Node,
     config: AnonymizationConfig,
     stopwatch: Stopwatch,
-) -> tuple[pl.DataFrame, int]:
+) -> tuple[pl.DataFrame, int, CellReport]:
     """Transform the table at ``node`` and re-check the result independently.
 
-    Returns the released table and the seed of its row shuffle (drawn from the
-    operating system unless the config fixes one). Raises VerificationError
-    when the independent check fails.
+    Returns the released table, the seed of its row shuffle (drawn from the
+    operating system unless the config fixes one) and its blanked cells.
+    Raises VerificationError when the independent check fails.
     """
     encoded = evaluator.encoded
     seed = config.seed if config.seed is not None else secrets.randbits(63)
+    if isinstance(evaluator, CellSuppressionEvaluator):
+        released, cells = release_cells(
+            table.frame, evaluator, hierarchies, node, config=config, seed=seed, lap=stopwatch.lap
+        )
+        return released, seed, cells
     keep = kept_rows(evaluator.classes(node), evaluator.frequency_set.row_tuple)
     released = generalize(table.frame, encoded, node, keep=keep, drop=config.identifying, seed=seed)
     stopwatch.lap("transform")
@@ -332,7 +375,7 @@ def release_node(
         released, quasi_identifiers=encoded.names, source=table.frame, models=evaluator.models
     )
     stopwatch.lap("verify")
-    return released, seed
+    return released, seed, CellReport(CellCounts.none(encoded.names))
 
 
 def _run(
@@ -361,20 +404,36 @@ def _run(
     metrics = all_metrics(context)
     lower, upper = level_bounds(config, hierarchies)
     stopwatch.lap("encode")
-    outcome = run_search(
-        ALGORITHMS[config.algorithm],
-        evaluator,
-        policy=config.policy,
-        metric=None if config.metric is None else metrics[config.metric],
-        control=SearchControl.with_time_limit(config.time_limit, on_progress),
-        lower=lower,
-        upper=upper,
-    )
-    nodes_checked = evaluator.checks
+    control = SearchControl.with_time_limit(config.time_limit, on_progress)
+    metric = None if config.metric is None else metrics[config.metric]
+    if config.technique == "_AS":
+        evaluator.use_metric(metric)
+        outcome = search_attribute_suppression(
+            evaluator,
+            algorithm=config.algorithm,
+            metric=config.metric,
+            policy=config.policy,
+            weights=context.weights,
+            k=config.k,
+            control=control,
+        )
+    else:
+        outcome = run_search(
+            ALGORITHMS[config.algorithm],
+            evaluator,
+            policy=config.policy,
+            metric=metric,
+            control=control,
+            lower=lower,
+            upper=upper,
+        )
+    nodes_checked = outcome.nodes_checked
     stopwatch.lap("search")
     solutions = tuple(measure_solution(e, evaluator, metrics) for e in outcome.solutions)
     best = outcome.best
-    released, seed = release_node(table, evaluator, hierarchies, best.node, config, stopwatch)
+    released, seed, cells = release_node(
+        table, evaluator, hierarchies, best.node, config, stopwatch
+    )
     return Result(
         table=released,
         transformation=solutions[0].transformation,
@@ -383,7 +442,7 @@ def _run(
         config=config,
         seed=seed,
         input_rows=table.frame.height,
-        suppressed_rows=best.suppressed_rows,
+        suppressed_rows=solutions[0].suppressed_rows,
         max_suppressed_rows=max_suppressed,
         nodes_checked=nodes_checked,
         proven_optimal=outcome.proven_optimal,
@@ -393,6 +452,7 @@ def _run(
         source=table.source,
         dialect=table.dialect,
         timings=timings,
+        suppressed_cells=cells,
     )
 
 
@@ -416,6 +476,7 @@ def anonymize(
     min_levels: Mapping[str, int] | None = None,
     max_levels: Mapping[str, int] | None = None,
     seed: int | None = None,
+    technique: str | None = None,
     delimiter: str | None = None,
     on_progress: Callable[[Progress], None] | None = None,
     numeric: Sequence[str] = (),
@@ -453,6 +514,7 @@ def anonymize(
             seed=seed,
             numeric=tuple(numeric),
             categorical=tuple(categorical),
+            technique=technique,
         )
     started = time.perf_counter()
     table = load(data, delimiter=delimiter)

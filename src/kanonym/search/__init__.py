@@ -1,11 +1,13 @@
 """Search step: one module per algorithm behind :class:`SearchAlgorithm`."""
 
 from kanonym.search.base import Progress, SearchAlgorithm, SearchControl, SearchOutcome, run_search
+from kanonym.search.cells import CellSuppressionEvaluator, NodeCells
 from kanonym.search.datafly import DataflySearch
 from kanonym.search.evaluation import NodeClasses, NodeEvaluation, NodeEvaluator
 from kanonym.search.greedy import GreedySearch
 from kanonym.search.incognito import IncognitoSearch
 from kanonym.search.minimal import MinimalSearch
+from kanonym.search.muargus import MuArgusSearch
 from kanonym.search.optimal import OptimalSearch
 from kanonym.search.policies import DEFAULT_POLICY, POLICIES, rank
 from kanonym.search.samarati import SamaratiSearch
@@ -17,6 +19,7 @@ ALGORITHMS: dict[str, SearchAlgorithm] = {
     "samarati": SamaratiSearch(),
     "datafly": DataflySearch(),
     "greedy": GreedySearch(),
+    "mu-argus": MuArgusSearch(),
 }
 DEFAULT_ALGORITHM = "optimal"
 
@@ -25,10 +28,13 @@ __all__ = [
     "DEFAULT_ALGORITHM",
     "DEFAULT_POLICY",
     "POLICIES",
+    "CellSuppressionEvaluator",
     "DataflySearch",
     "GreedySearch",
     "IncognitoSearch",
     "MinimalSearch",
+    "MuArgusSearch",
+    "NodeCells",
     "NodeClasses",
     "NodeEvaluation",
     "NodeEvaluator",

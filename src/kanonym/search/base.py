@@ -175,6 +175,8 @@ def run_search(
 
 
 def _require_monotone(evaluator: NodeEvaluator, algorithm: str) -> None:
+    if evaluator.monotone():
+        return
     suppressing = evaluator.max_suppressed_rows > 0
     broken = [
         m.name
@@ -187,3 +189,7 @@ def _require_monotone(evaluator: NodeEvaluator, algorithm: str) -> None:
             f"{'with' if suppressing else 'without'} suppression, which '{algorithm}' "
             "assumes; use --algorithm optimal (exhaustive for such models)"
         )
+    raise InputError(
+        f"this evaluator's acceptance is not monotone under generalization, which "
+        f"'{algorithm}' assumes; use --algorithm optimal"
+    )

@@ -51,6 +51,9 @@ class NodeEvaluation:
         score: the utility metric's value, when the evaluator has a metric.
         bound: a lower bound the metric derives for every generalization of
             the node (see ``UtilityMetric.inherited_bound``), if any.
+        proxy: a necessary condition of ``satisfied`` that searches may tag by
+            (see ``NodeEvaluator.proxy_monotone``); None when it is
+            ``satisfied`` itself.
     """
 
     node: Node
@@ -59,6 +62,12 @@ class NodeEvaluation:
     satisfied: bool
     score: float | None = None
     bound: float | None = None
+    proxy: bool | None = None
+
+    @property
+    def feasible(self) -> bool:
+        """The test searches tag by: ``proxy`` if given, else ``satisfied``."""
+        return self.satisfied if self.proxy is None else self.proxy
 
 
 @dataclass(frozen=True, eq=False)
@@ -168,16 +177,42 @@ class NodeEvaluator:
             self._partitions.pin(cached)
         return cached
 
-    def view(self, node: Node) -> ClassView:
-        """The classes of ``node`` as models and metrics see them (sizes and codes)."""
+    def partition(self, node: Node) -> Partition:
+        """The classes of ``node`` (codes, sizes, sensitive histograms), rolled up."""
         source = self._partitions.best_source(node)
         projection = self._projection(node)
         if projection is not None and projection.n_classes < source.n_classes:
             source = projection
         partition = self._rollup.partition(node, source)
         self._partitions.add(partition)
+        return partition
+
+    def view(self, node: Node) -> ClassView:
+        """The classes of ``node`` as models and metrics see them (sizes and codes)."""
+        partition = self.partition(node)
         satisfied = self._satisfied(partition.sizes, partition.histograms)
         return ClassView(partition.sizes, satisfied, lambda: self._rollup.codes(partition))
+
+    def monotone(self) -> bool:
+        """Whether acceptance is monotone: a satisfying node's generalizations satisfy too.
+
+        True when every model is monotone under the suppression setting in use
+        (searches that prune by inference need it).
+        """
+        return self.proxy_monotone()
+
+    def proxy_monotone(self) -> bool:
+        """Whether :attr:`NodeEvaluation.feasible` is monotone under generalization.
+
+        It is acceptance itself here, so the same as :meth:`monotone`; an
+        evaluator whose acceptance is not monotone may still offer a monotone
+        necessary condition for searches to tag by.
+        """
+        suppressing = self.max_suppressed_rows > 0
+        return all(
+            m.monotone_with_suppression if suppressing else m.monotone_without_suppression
+            for m in self.models
+        )
 
     def evaluated(self) -> list[NodeEvaluation]:
         """Every node evaluated so far."""

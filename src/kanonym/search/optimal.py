@@ -71,7 +71,9 @@ class _Optimizer:
         self.control = control
         self.status = NodeStatus(lattice)
         suppressing = evaluator.max_suppressed_rows > 0
-        self.monotone = (
+        # When acceptance is only implied by a monotone proxy (cell suppression),
+        # a node satisfying the proxy by inference must still be checked and scored.
+        self.monotone = evaluator.monotone() and (
             metric.monotone_with_suppression if suppressing else metric.monotone_without_suppression
         )
         bounds = metric.node_bounds(lattice.levels)
@@ -85,10 +87,8 @@ class _Optimizer:
         # suppression, only while that has paid off at least half the time
         # (benchmarks/README.md has the measurements).
         self.always_pass = not suppressing
-        self.models_monotone = all(
-            m.monotone_with_suppression if suppressing else m.monotone_without_suppression
-            for m in evaluator.models
-        )
+        # Tagging needs a monotone test: acceptance itself, or a proxy implied by it.
+        self.models_monotone = evaluator.proxy_monotone()
         self.useful = 0
         self.wasted = 0
 
@@ -116,13 +116,13 @@ class _Optimizer:
         hopeless = self.prunable(self.lattice.index(node))
         evaluation = self.evaluator.evaluate(node)
         if hopeless:
-            if evaluation.satisfied:
+            if evaluation.feasible:
                 self.wasted += 1
             else:
                 self.useful += 1
         if evaluation.bound is not None:
             self.raise_bounds(node, evaluation.bound)
-        if evaluation.satisfied:
+        if evaluation.feasible:
             self.status.mark_satisfied(node)
             self.consider(evaluation)
         else:
@@ -132,7 +132,7 @@ class _Optimizer:
             self.control.report(
                 self.evaluator.checks, self.lattice.size, None if best is None else best.score
             )
-        return evaluation.satisfied
+        return evaluation.feasible
 
     def path_from(self, start: Node) -> list[Node]:
         """An upward path of undecided nodes from ``start``.

@@ -7,6 +7,7 @@ sensitive attributes reuse the definitions in :mod:`kanonym.models.distribution`
 Nor with ``recoding``: local recodings are checked from their printed labels.
 """
 
+from kanonym.verify.cells import CellCounts, verify_cells
 from kanonym.verify.check import ClassSizeSummary, measure, verify_release
 from kanonym.verify.local import verify_local_recoding
 from kanonym.verify.models import verify_models
@@ -18,12 +19,14 @@ from kanonym.verify.sensitive import (
 )
 
 __all__ = [
+    "CellCounts",
     "CheckSummary",
     "ClassSizeSummary",
     "SensitiveSummary",
     "measure",
     "measure_sensitive",
     "measure_table",
+    "verify_cells",
     "verify_local_recoding",
     "verify_models",
     "verify_release",
