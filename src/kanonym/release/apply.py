@@ -308,4 +308,5 @@ def apply_transformation(
         dialect=table.dialect,
         timings=timings,
         applied_from=where,
+        input_table=table,
     )
