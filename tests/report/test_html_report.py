@@ -233,6 +233,15 @@ def test_missing_matplotlib_is_bad_input_and_writes_nothing(
     assert not (job / "out.csv").exists() and not (job / "out.html").exists()
 
 
+def test_demo_without_matplotlib_writes_the_release_and_says_why_no_page(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    assert main(["demo", "--output-dir", str(tmp_path), "--seed", "1"]) == 0
+    assert "no HTML report" in capsys.readouterr().out
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["adult-k5.csv", "adult-k5.report.json"]
+
+
 def test_unwritable_html_path_is_bad_input_and_writes_nothing(
     job: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -519,7 +519,11 @@ class _Page:
         config = self.result.config
         score = config.metric or "precision"
         rows = [
-            (_vector(s.transformation.values()), s.suppressed_rows, s.metrics.get(score))
+            (
+                _vector(s.transformation.values()) if s.transformation else "no full-domain level",
+                s.suppressed_rows,
+                s.metrics.get(score),
+            )
             for s in solutions[:_MAX_SOLUTIONS]
         ]
         parts.append(f"<h3>Solutions proposed by the search ({len(solutions)}, best first)</h3>")
