@@ -18,7 +18,12 @@ $(VENV)/.dev: $(VENV)/.core
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@touch $@
 
-demo: $(VENV)/.core
+# The demo writes the HTML report too, which draws with matplotlib.
+$(VENV)/.report: $(VENV)/.core
+	$(BIN)/python -m pip install --quiet -e '.[report]'
+	@touch $@
+
+demo: $(VENV)/.report
 	$(BIN)/kanonym demo --output-dir demo-output
 
 lint: $(VENV)/.dev

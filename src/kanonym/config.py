@@ -350,6 +350,7 @@ class ReleaseJob:
     config: AnonymizationConfig
     report: Path | None = None
     delimiter: str | None = None
+    report_html: Path | None = None
 
 
 # Keys of a job file are the long flag names of ``kanonym anonymize``.
@@ -358,6 +359,7 @@ JOB_KEYS = frozenset(
         "input",
         "output",
         "report",
+        "report-html",
         "delimiter",
         "qi",
         "identifying",
@@ -541,6 +543,7 @@ def job_from_options(
         input=source,
         output=output,
         report=opts.path("report", base_dir),
+        report_html=opts.path("report-html", base_dir),
         delimiter=opts.text("delimiter"),
         config=config,
     )

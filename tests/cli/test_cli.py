@@ -250,6 +250,7 @@ def test_demo(tmp_path: Path, capsys) -> None:
     assert release.height == report["released_rows"] >= 30162 - 1206
     columns = list(report["transformation"])
     assert release.group_by(columns).len()["len"].min() >= 5
+    assert (tmp_path / "adult-k5.report.html").read_text().startswith("<!DOCTYPE html>")
 
 
 @pytest.mark.parametrize(

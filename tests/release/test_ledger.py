@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import tempfile
@@ -81,6 +82,16 @@ def test_a_release_is_recorded_with_everything(setting: Setting) -> None:
     assert published.height == 12 and published.columns == ["key_hash", *seed.QUASI_IDENTIFIERS]
     assert published.select(pl.col("key_hash").bin.size().unique()).item() == 32
     assert Counter(published.drop("key_hash").rows()) == Counter(released.drop("Problem").rows())
+
+
+def test_the_html_report_is_written_with_the_release(setting: Setting) -> None:
+    made = setting.release(
+        setting.pt, "out1", key="id", seed=1, report_html=setting.folder / "p.html"
+    )
+    page = (setting.folder / "p.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and made.entry.id == 1
+    # The page fingerprints the release it was written with.
+    assert hashlib.sha256((setting.folder / "out1.csv").read_bytes()).hexdigest() in page
 
 
 def test_keys_are_stored_only_hashed(setting: Setting) -> None:

@@ -91,6 +91,7 @@ def _release(args: argparse.Namespace) -> int:
     # main imports this module to register the commands, so its helpers load late.
     from kanonym.cli.main import _summary, job_options
     from kanonym.cli.progress import SearchProgressBar
+    from kanonym.report.html import require_matplotlib
 
     options, base_dir, where = job_options(args)
     from_file: dict[str, object] = {}
@@ -113,6 +114,8 @@ def _release(args: argparse.Namespace) -> int:
     if replay is None:
         replay = _number(from_file.get("replay"), "replay", where)
     job = job_from_options(options, base_dir=base_dir, where=where)
+    if job.report_html is not None:
+        require_matplotlib()  # before the search, not after it
     ledger = Ledger(ledger_path)
     with SearchProgressBar(enabled=not args.quiet) as bar:
         made = ledger.release(
@@ -120,6 +123,7 @@ def _release(args: argparse.Namespace) -> int:
             job.config,
             output=job.output,
             report=job.report,
+            report_html=job.report_html,
             key=key,
             based_on=based_on,
             replay=replay,

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+import hashlib
 import io
 import itertools
 import sys
@@ -77,14 +78,15 @@ def read_table(path: str | Path, *, delimiter: str | None = None) -> Table:
     if delimiter is not None:
         _check_delimiter(delimiter, source)
     raw = _read_bytes(Path(path), source)
+    sha256 = hashlib.sha256(raw).hexdigest()
     if raw.startswith(_PARQUET_MAGIC) or format_for(path) == "parquet":
         if delimiter is not None:
             raise InputError(f"{source}: a delimiter applies to CSV input only; this is Parquet")
-        return Table(frame=_read_parquet(raw, source), source=source, dialect=None)
+        return Table(frame=_read_parquet(raw, source), source=source, dialect=None, sha256=sha256)
     if raw.startswith(_GZIP_MAGIC):
         raw = _gunzip(raw, source)
     frame, dialect = _read_csv(raw, source, delimiter)
-    return Table(frame=frame, source=source, dialect=dialect)
+    return Table(frame=frame, source=source, dialect=dialect, sha256=sha256)
 
 
 def from_dataframe(data: pl.DataFrame | pd.DataFrame) -> Table:

@@ -61,6 +61,9 @@ class Table:
         source: The path as given, or ``"<DataFrame>"`` for in-memory input; error
             messages start with it.
         dialect: The CSV layout, or None for Parquet and DataFrame input.
+        sha256: Hex SHA-256 of the file's bytes as read (compressed ones for a
+            gzip file), so a report can fingerprint exactly what was released;
+            None for in-memory input.
 
     Example:
         >>> Table(frame=pl.DataFrame({"a": ["1"]}), source="<DataFrame>", dialect=None).source
@@ -70,6 +73,7 @@ class Table:
     frame: pl.DataFrame
     source: str
     dialect: CsvDialect | None
+    sha256: str | None = None
 
     def require(self, columns: Sequence[str]) -> None:
         """Every named column exists and the table has rows; else an InputError naming the file."""

@@ -334,4 +334,5 @@ def apply_transformation(
         timings=timings,
         applied_from=where,
         suppressed_cells=cells,
+        input_table=table,
     )

@@ -444,6 +444,7 @@ class Ledger:
         *,
         output: str | Path,
         report: str | Path | None = None,
+        report_html: str | Path | None = None,
         key: str | None = None,
         based_on: int | None = None,
         replay: int | None = None,
@@ -457,6 +458,8 @@ class Ledger:
             config: the job, as for :func:`kanonym.anonymize`.
             output, report: the release file and its report (which gains a
                 ``ledger`` object).
+            report_html: the HTML report (:mod:`kanonym.report.html`), written
+                with the other files.
             key: column identifying records; recorded (hashed) per released
                 record and never released. Needed by later ``based_on``
                 releases; defaults to the key of ``based_on`` or ``replay``.
@@ -479,7 +482,7 @@ class Ledger:
         source = str(Path(data).resolve()) if isinstance(data, str | Path) else _DATAFRAME
         fingerprint = table_fingerprint(table.frame)
         read_seconds = time.perf_counter() - started
-        destinations = [Path(output), *([] if report is None else [Path(report)])]
+        destinations = [Path(output), *(Path(p) for p in (report, report_html) if p is not None)]
         for destination in destinations:
             if destination.resolve() == self.path.resolve():
                 raise InputError(f"{destination}: would overwrite the ledger")
@@ -529,6 +532,7 @@ class Ledger:
             published,
             output=Path(output),
             report=None if report is None else Path(report),
+            report_html=None if report_html is None else Path(report_html),
             source=source,
             fingerprint=fingerprint,
             release_sha256=release_sha256,
@@ -542,6 +546,7 @@ class Ledger:
         *,
         output: Path,
         report: Path | None,
+        report_html: Path | None,
         source: str,
         fingerprint: str,
         release_sha256: str,
@@ -582,6 +587,10 @@ class Ledger:
                         "ledger": _report_section(self.path, entry),
                     }
                     payloads.append((report, render_json(document)))
+                if report_html is not None:
+                    from kanonym.report.html import render_html  # matplotlib, an extra
+
+                    payloads.append((report_html, render_html(result, written=payloads)))
                 write_atomic(payloads)
                 written = True
                 _commit(connection)

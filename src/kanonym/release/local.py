@@ -117,4 +117,5 @@ def release_local(table: Table, config: AnonymizationConfig, read_seconds: float
         dialect=table.dialect,
         timings=timings,
         recoding=partitioning.describe(),
+        input_table=table,
     )

@@ -28,7 +28,7 @@ from kanonym.encode import EncodedTable, encode, encode_sensitive
 from kanonym.errors import InputError
 from kanonym.hierarchy import Hierarchy, resolve
 from kanonym.io import CsvDialect, Table, format_for, load, serialize, write_atomic
-from kanonym.lattice import Node
+from kanonym.lattice import Lattice, Node
 from kanonym.metrics import METRICS, MetricContext, UtilityMetric, make_metric, report_measures
 from kanonym.models import KAnonymity, PrivacyModel, parse_model
 from kanonym.release.granularity import (
@@ -47,6 +47,7 @@ from kanonym.search import (
     SearchControl,
     run_search,
 )
+from kanonym.search.trace import SearchTrace
 from kanonym.transform import generalize, kept_rows
 from kanonym.verify import CellCounts, CheckSummary, measure_table, verify_models, verify_release
 
@@ -97,6 +98,10 @@ class Result:
         recoding: for a local recoding (Mondrian), the report's ``recoding``
             object: method, variant, partitions, classes and each
             quasi-identifier's axis kind; None for full-domain releases.
+        input_table: the table that was anonymized, for the HTML report's
+            "before" figures and fingerprint (None when not kept).
+        search: what the lattice search checked, for the HTML report's lattice
+            figure (None when no search ran: ``apply``).
     """
 
     table: pl.DataFrame
@@ -119,6 +124,8 @@ class Result:
     applied_from: str | None = None
     recoding: dict[str, object] | None = None
     suppressed_cells: CellReport | None = None
+    input_table: Table | None = None
+    search: SearchTrace | None = None
 
     def to_pandas(self) -> pandas.DataFrame:
         """The released table as a pandas DataFrame (needs the ``pandas`` extra)."""
@@ -177,12 +184,20 @@ class Result:
             **({} if self.applied_from is None else {"applied_from": self.applied_from}),
         }
 
-    def write(self, output: str | Path, *, report: str | Path | None = None) -> None:
-        """Write the release (CSV in the input's dialect, or Parquet) and the report.
+    def write(
+        self,
+        output: str | Path,
+        *,
+        report: str | Path | None = None,
+        report_html: str | Path | None = None,
+    ) -> None:
+        """Write the release (CSV in the input's dialect, or Parquet) and the reports.
 
-        Both files are written atomically and together: either both are
-        replaced or neither is touched. The report's ``timings.write`` is the
-        time spent serializing the release.
+        All files are written atomically and together: either all are
+        replaced or none is touched. The report's ``timings.write`` is the
+        time spent serializing the release. ``report_html`` is the HTML report
+        (:mod:`kanonym.report.html`; needs matplotlib, the ``report`` extra),
+        which fingerprints the release and JSON report exactly as written.
         """
         output = Path(output)
         started = time.perf_counter()
@@ -191,6 +206,10 @@ class Result:
         if report is not None:
             document = {**self.report(), "output": str(output)}
             payloads.append((Path(report), render_json(document)))
+        if report_html is not None:
+            from kanonym.report.html import render_html  # draws with matplotlib, an extra
+
+            payloads.append((Path(report_html), render_html(self, written=payloads)))
         write_atomic(payloads)
 
 
@@ -428,6 +447,12 @@ def _run(
             upper=upper,
         )
     nodes_checked = outcome.nodes_checked
+    # The lattice figure shows the full-domain lattice; _AS searched a lattice of its own.
+    trace = (
+        None
+        if config.technique == "_AS"
+        else SearchTrace.record(Lattice(upper, lower), evaluator, outcome, policy=config.policy)
+    )
     stopwatch.lap("search")
     solutions = tuple(measure_solution(e, evaluator, metrics) for e in outcome.solutions)
     best = outcome.best
@@ -453,6 +478,8 @@ def _run(
         dialect=table.dialect,
         timings=timings,
         suppressed_cells=cells,
+        input_table=table,
+        search=trace,
     )
 
 
@@ -575,5 +602,5 @@ def check(
 def run_job(job: ReleaseJob, *, on_progress: Callable[[Progress], None] | None = None) -> Result:
     """Run a :class:`~kanonym.config.ReleaseJob` and write its files."""
     result = anonymize(job.input, job.config, delimiter=job.delimiter, on_progress=on_progress)
-    result.write(job.output, report=job.report)
+    result.write(job.output, report=job.report, report_html=job.report_html)
     return result

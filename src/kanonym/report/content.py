@@ -1,0 +1,415 @@
+"""What the HTML release report shows, computed from a release without drawing anything.
+
+The report must not itself disclose what the release protects. Its rules:
+
+* **Input distributions** are aggregated counts per quasi-identifier, with
+  small cells merged (:func:`aggregate`): every value seen in fewer than k
+  input rows goes into one bar ``other (N values)``; if that bar would hold
+  fewer than k rows, the least frequent shown values join it until it holds
+  k (so no bar shows fewer than k rows, and no raw value of a count below k is
+  ever named). At most :data:`MAX_BARS` bars are drawn: beyond that the least
+  frequent values are merged too.
+* **Release distributions** show the released values only (they are public
+  once the release is), counted over the released rows.
+* Everything else is a count, a measure, a distance vector or a fingerprint:
+  no value of a class smaller than k, no row, no hierarchy content.
+
+A released ``*`` cell counts as a suppressed value (full-domain generalization
+to a ``*`` root writes it too).
+
+Example (ZIPs 94142 and 94138 occur once each, below k = 2: merged, never shown):
+    >>> import polars as pl
+    >>> zips = pl.Series(["94139", "94139", "94139", "94141", "94141", "94142", "94138"])
+    >>> [(b.label, b.count) for b in aggregate(zips, min_count=2)]
+    [('94139', 3), ('94141', 2), ('other (2 values)', 2)]
+
+Here the merged bar holds one row, fewer than k = 2, so the least frequent
+shown value joins it:
+
+    >>> [(b.label, b.count) for b in aggregate(pl.Series(["a", "a", "b", "b", "b", "c"]),
+    ...                                         min_count=2)]
+    [('b', 3), ('other (2 values)', 3)]
+"""
+
+from __future__ import annotations
+
+import hashlib
+import platform
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from kanonym._version import __version__
+from kanonym.attacks import RiskSummary, risk
+from kanonym.io import serialize
+from kanonym.search.trace import ExploredLattice, HeightSummary
+
+if TYPE_CHECKING:
+    from kanonym.release.pipeline import Result
+
+MAX_BARS = 30
+"""Most bars in one distribution chart; less frequent values are merged beyond it."""
+
+MISSING = "(missing)"
+"""How a chart labels the missing value (an ordinary value of its own)."""
+
+SUPPRESSED = "*"
+"""A released cell holding this is counted as a suppressed value."""
+
+RISK_BANDS: tuple[tuple[int, int | None], ...] = (
+    (1, 1),
+    (2, 2),
+    (3, 4),
+    (5, 9),
+    (10, 19),
+    (20, 99),
+    (100, None),
+)
+"""Class-size bands (inclusive; None: no upper end) of the record-risk chart."""
+
+VERSIONED_PACKAGES = ("polars", "numpy", "numba", "matplotlib")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Bar:
+    """One bar of a distribution chart.
+
+    Attributes:
+        label: the value, or ``other (N values)`` for merged ones.
+        count: rows holding it (them).
+        merged: distinct values merged into it; 0 when the label is a value.
+    """
+
+    label: str
+    count: int
+    merged: int = 0
+
+    def __post_init__(self) -> None:
+        if self.count < 1 or self.merged < 0:
+            raise ValueError("a bar counts at least one row and merges no negative number")
+
+
+@dataclass(frozen=True, kw_only=True)
+class QiDistribution:
+    """One quasi-identifier before (input, aggregated) and after (release).
+
+    Attributes:
+        column: the quasi-identifier.
+        level: the hierarchy level released, None without a full-domain level.
+        before: bars of the input, small cells merged.
+        after: bars of the released values.
+        suppressed_cells: released cells holding ``*``.
+    """
+
+    column: str
+    level: int | None
+    before: tuple[Bar, ...]
+    after: tuple[Bar, ...]
+    suppressed_cells: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class Fingerprint:
+    """A SHA-256 fingerprint and what exactly was hashed.
+
+    Attributes:
+        what: ``input``, ``release``, ``JSON report`` or ``hierarchy COL``.
+        path: the file (or ``<DataFrame>``, or the hierarchy's source).
+        sha256: hex digest.
+        basis: what the bytes hashed were.
+    """
+
+    what: str
+    path: str
+    sha256: str
+    basis: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class RiskBand:
+    """Share of records in classes of a size band, before and after."""
+
+    label: str
+    before: float
+    after: float | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReportContent:
+    """Everything the HTML report shows, no figure drawn yet.
+
+    Attributes:
+        result: the release.
+        distributions: per quasi-identifier, in order.
+        risk_before, risk_after: :func:`kanonym.risk` of the input and of the
+            release on the quasi-identifiers (after is None when nothing is
+            released).
+        risk_bands: share of records per class-size band, before and after.
+        class_sizes: the release's class size -> number of classes.
+        explored: every node of a small lattice, None without one.
+        per_height: per-height summary when the lattice is too large to draw.
+        fingerprints: input, written files, hierarchies.
+        versions: package -> version.
+    """
+
+    result: Result
+    distributions: tuple[QiDistribution, ...]
+    risk_before: RiskSummary | None
+    risk_after: RiskSummary | None
+    risk_bands: tuple[RiskBand, ...]
+    class_sizes: Mapping[int, int]
+    explored: ExploredLattice | None
+    per_height: tuple[HeightSummary, ...]
+    fingerprints: tuple[Fingerprint, ...]
+    versions: Mapping[str, str]
+
+    @property
+    def suppressed_cells(self) -> int:
+        """Released quasi-identifier cells holding ``*``."""
+        return sum(d.suppressed_cells for d in self.distributions)
+
+
+def _label(value: str | None) -> str:
+    return MISSING if value is None else value
+
+
+def aggregate(
+    values: pl.Series,
+    *,
+    min_count: int,
+    order: Sequence[str | None] = (),
+    max_bars: int = MAX_BARS,
+) -> tuple[Bar, ...]:
+    """Bars of ``values``' counts, values under ``min_count`` merged (module docstring).
+
+    Bars follow ``order`` (e.g. the hierarchy's), values it lacks after it in
+    text order, the merged bar last. With ``min_count`` = k no bar shows
+    fewer than k rows and no value counted fewer than k times is named.
+    """
+    if min_count < 1 or max_bars < 1:
+        raise ValueError("min_count and max_bars must be >= 1")
+    counts = values.cast(pl.String).rename("value").value_counts(name="n")
+    rank = {value: i for i, value in enumerate(order)}
+    # One entry per distinct value (not per row): (count, position, value).
+    items = [
+        (int(n), rank.get(v, len(rank)), "" if v is None else v, v)
+        for v, n in zip(counts["value"].to_list(), counts["n"].to_list(), strict=True)
+    ]
+    items.sort(key=lambda item: (item[1], item[3] is None, item[2]))
+    shown = [item for item in items if item[0] >= min_count]
+    merged = [item for item in items if item[0] < min_count]
+    room = max_bars - 1 if merged or len(shown) > max_bars else max_bars
+    if len(shown) > room:
+        by_count = sorted(shown, key=lambda item: -item[0])
+        merged += by_count[room:]
+        shown = by_count[:room]
+    # The merged bar holds at least min_count rows, so its own count gives nothing away.
+    while merged and shown and sum(item[0] for item in merged) < min_count:
+        smallest = min(shown, key=lambda item: (item[0], -item[1], item[2]))
+        shown.remove(smallest)
+        merged.append(smallest)
+    shown.sort(key=lambda item: (item[1], item[3] is None, item[2]))
+    bars = [Bar(label=_label(item[3]), count=item[0]) for item in shown]
+    if merged:
+        n = len(merged)
+        bars.append(
+            Bar(
+                label=f"other ({n} value{'s' if n > 1 else ''})",
+                count=sum(item[0] for item in merged),
+                merged=n,
+            )
+        )
+    return tuple(bars)
+
+
+def _distributions(result: Result) -> tuple[QiDistribution, ...]:
+    levels = result.transformation or {}
+    source = None if result.input_table is None else result.input_table.frame
+    found = []
+    for name in result.config.hierarchies:
+        hierarchy = result.hierarchies.get(name)
+        level = levels.get(name)
+        released = result.table.get_column(name).cast(pl.String)
+        after_order = (
+            hierarchy.level_values(level) if hierarchy is not None and level is not None else ()
+        )
+        found.append(
+            QiDistribution(
+                column=name,
+                level=level,
+                before=()
+                if source is None
+                else aggregate(
+                    source.get_column(name),
+                    min_count=result.config.k,
+                    order=() if hierarchy is None else hierarchy.leaves,
+                ),
+                after=aggregate(released, min_count=1, order=after_order),
+                suppressed_cells=int((released == SUPPRESSED).sum()),
+            )
+        )
+    return tuple(found)
+
+
+def _bands(summary: RiskSummary | None) -> list[float] | None:
+    if summary is None:
+        return None
+    shares = []
+    for low, high in RISK_BANDS:
+        rows = sum(
+            size * count
+            for size, count in summary.class_sizes.items()
+            if size >= low and (high is None or size <= high)
+        )
+        shares.append(rows / summary.rows)
+    return shares
+
+
+def _band_label(low: int, high: int | None) -> str:
+    if high is None:
+        return f"{low}+ (risk <= 1/{low})"
+    if low == high:
+        return f"{low} (risk 1/{low})" if low > 1 else "1 (unique, risk 1)"
+    return f"{low}-{high} (risk 1/{high}-1/{low})"
+
+
+def _risk_bands(before: RiskSummary | None, after: RiskSummary | None) -> tuple[RiskBand, ...]:
+    shares_before, shares_after = _bands(before), _bands(after)
+    if shares_before is None:
+        return ()
+    return tuple(
+        RiskBand(
+            label=_band_label(low, high),
+            before=shares_before[i],
+            after=None if shares_after is None else shares_after[i],
+        )
+        for i, (low, high) in enumerate(RISK_BANDS)
+    )
+
+
+def sha256_hex(payload: bytes) -> str:
+    """Hex SHA-256 of ``payload``.
+
+    Example:
+        >>> sha256_hex(b"")[:16]
+        'e3b0c44298fc1c14'
+    """
+    return hashlib.sha256(payload).hexdigest()
+
+
+def _fingerprints(result: Result, written: Sequence[tuple[Path, bytes]]) -> list[Fingerprint]:
+    prints = []
+    table = result.input_table
+    if table is not None:
+        if table.sha256 is not None:
+            prints.append(
+                Fingerprint(
+                    what="input", path=table.source, sha256=table.sha256, basis="the file's bytes"
+                )
+            )
+        else:
+            canonical = serialize(table.frame, fmt="csv", dialect=None)
+            prints.append(
+                Fingerprint(
+                    what="input",
+                    path=table.source,
+                    sha256=sha256_hex(canonical),
+                    basis="canonical CSV of the in-memory DataFrame (UTF-8, ',', LF, header, "
+                    "missing as an empty field)",
+                )
+            )
+    for what, (path, payload) in zip(("release", "JSON report"), written, strict=False):
+        prints.append(
+            Fingerprint(
+                what=what, path=str(path), sha256=sha256_hex(payload), basis="the bytes written"
+            )
+        )
+    for name, hierarchy in result.hierarchies.items():
+        prints.append(
+            Fingerprint(
+                what=f"hierarchy {name}",
+                path=hierarchy.name,
+                sha256=sha256_hex(hierarchy.to_arx_csv().encode("utf-8")),
+                basis="the hierarchy as resolved, in ARX CSV form (Hierarchy.to_arx_csv)",
+            )
+        )
+    return prints
+
+
+def versions() -> dict[str, str]:
+    """Versions of kanonym, Python and the libraries a release depends on.
+
+    Example:
+        >>> sorted(versions())[:3]
+        ['kanonym', 'matplotlib', 'numba']
+    """
+    found = {"kanonym": __version__, "python": platform.python_version()}
+    for package in VERSIONED_PACKAGES:
+        try:
+            found[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            found[package] = "not installed"
+    return found
+
+
+def _risk(frame: pl.DataFrame | None, qis: Sequence[str]) -> RiskSummary | None:
+    return None if frame is None or frame.height == 0 else risk(frame, qis)
+
+
+def gather(result: Result, *, written: Sequence[tuple[Path, bytes]] = ()) -> ReportContent:
+    """Compute what the report shows for ``result``.
+
+    ``written`` holds the files written with it, release first then the JSON
+    report, as ``(path, bytes)``, to fingerprint them.
+    """
+    qis = list(result.config.hierarchies)
+    before = _risk(None if result.input_table is None else result.input_table.frame, qis)
+    after = _risk(result.table, qis)
+    trace = result.search
+    explored = None if trace is None else trace.explore()
+    return ReportContent(
+        result=result,
+        distributions=_distributions(result),
+        risk_before=before,
+        risk_after=after,
+        risk_bands=_risk_bands(before, after),
+        class_sizes={} if after is None else dict(after.class_sizes),
+        explored=explored,
+        per_height=() if trace is None or explored is not None else tuple(trace.per_height()),
+        fingerprints=tuple(_fingerprints(result, written)),
+        versions=versions(),
+    )
+
+
+def class_size_summary(class_sizes: Mapping[int, int]) -> dict[str, float]:
+    """Classes, rows and the smallest, median, mean and largest class of a release.
+
+    Example:
+        >>> class_size_summary({2: 3, 5: 1})
+        {'classes': 4, 'rows': 11, 'smallest': 2, 'median': 2.0, 'mean': 2.75, 'largest': 5}
+    """
+    if not class_sizes:
+        return {"classes": 0, "rows": 0}
+    classes = sum(class_sizes.values())
+    rows = sum(size * count for size, count in class_sizes.items())
+    expanded = sorted(class_sizes.items())
+    # The median of the class sizes from the counts, without listing every class.
+    middle = [(classes - 1) // 2, classes // 2]
+    picked: list[int] = []
+    seen = 0
+    for size, count in expanded:
+        picked += [size for position in middle if seen <= position < seen + count]
+        seen += count
+    return {
+        "classes": classes,
+        "rows": rows,
+        "smallest": expanded[0][0],
+        "median": statistics.fmean(picked),
+        "mean": rows / classes,
+        "largest": expanded[-1][0],
+    }
