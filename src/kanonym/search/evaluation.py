@@ -157,33 +157,9 @@ class NodeEvaluator:
         satisfied = self._satisfied(partition.sizes, partition.histograms)
         return NodeClasses(tuple_class=tuple_class, sizes=partition.sizes, satisfied=satisfied)
 
-    def _projection(self, node: Node) -> Partition | None:
-        """The partition of the frequency set projected away from the node's root attributes.
-
-        An attribute at its root holds one value for every row, as if it were
-        projected away. The node with the other attributes at level 0 is a
-        specialization of every node sharing that set of root attributes, with
-        far fewer classes than the frequency set: a reusable roll-up source
-        (Incognito's subset property, LeFevre et al. 2005).
-        """
-        heights = self.encoded.heights
-        projected = tuple(h if level == h else 0 for level, h in zip(node, heights, strict=True))
-        if projected == node or not any(projected):
-            return None
-        cached = self._partitions.pinned.get(projected)
-        if cached is None:
-            # Itself rolled up from the best kept source, often a smaller projection.
-            cached = self._rollup.partition(projected, self._partitions.best_source(projected))
-            self._partitions.pin(cached)
-        return cached
-
     def partition(self, node: Node) -> Partition:
         """The classes of ``node`` (codes, sizes, sensitive histograms), rolled up."""
-        source = self._partitions.best_source(node)
-        projection = self._projection(node)
-        if projection is not None and projection.n_classes < source.n_classes:
-            source = projection
-        partition = self._rollup.partition(node, source)
+        partition = self._rollup.partition(node, self._partitions.best_source(node))
         self._partitions.add(partition)
         return partition
 

@@ -169,10 +169,9 @@ class Rollup:
 class PartitionCache:
     """Partitions kept as roll-up sources, within a budget of stored classes.
 
-    Two kinds are kept: *projections* (pinned; see
-    ``NodeEvaluator._projection``), and recently computed partitions in a ring
-    of ``slots`` entries, kept only when smaller than half the frequency set
-    (rolling up from the frequency set itself is the fallback). Nodes and class
+    Recently computed partitions are kept in a ring of ``slots`` entries, only
+    when smaller than half the frequency set (rolling up from the frequency set
+    itself is the fallback). Nodes and class
     counts live in arrays so that finding the best source is one vectorized test.
     """
 
@@ -188,7 +187,6 @@ class PartitionCache:
         self._classes = np.full(slots, self._NONE, dtype=np.int64)
         self._next = 0
         self._stored = 0
-        self.pinned: dict[Node, Partition] = {}
 
     def best_source(self, node: Node) -> Partition:
         """The kept specialization of ``node`` with the fewest classes (or the base)."""
@@ -200,32 +198,14 @@ class PartitionCache:
             return self.base
         return chosen
 
-    def _place(self, slot: int, partition: Partition | None) -> None:
+    def _place(self, slot: int, partition: Partition) -> None:
         old = self._partitions[slot]
         if old is not None:
             self._stored -= old.members.size
         self._partitions[slot] = partition
-        if partition is None:
-            self._classes[slot] = self._NONE
-            return
         self._nodes[slot] = partition.node
         self._classes[slot] = partition.n_classes
         self._stored += partition.members.size
-
-    def _grow(self) -> int:
-        """A new slot past the ring, for a pinned partition."""
-        slot = len(self._partitions)
-        self._partitions.append(None)
-        self._nodes = np.vstack([self._nodes, np.zeros((1, self._nodes.shape[1]), np.int16)])
-        self._classes = np.append(self._classes, self._NONE)
-        return slot
-
-    def pin(self, partition: Partition) -> None:
-        """Keep ``partition`` for the rest of the search (within the budget)."""
-        if partition.node in self.pinned or self._stored + partition.members.size > self.budget:
-            return
-        self.pinned[partition.node] = partition
-        self._place(self._grow(), partition)
 
     def add(self, partition: Partition) -> None:
         """Keep ``partition`` in the ring if it is worth it, replacing the oldest entry."""
