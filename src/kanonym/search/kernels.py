@@ -44,9 +44,17 @@ def class_keys(
     keys = np.zeros(n, dtype=np.int64)
     for a in range(m):
         radix = radices[a]
+        if radix == 1:
+            continue  # one value (the root): adds nothing to any key
         column = generalized[a, levels[a]]
-        for i in range(n):
-            keys[i] = keys[i] * radix + column[members[i]]
+        if n == column.shape[0]:
+            # Every tuple, in order (the frequency set itself: members are
+            # 0..n-1): a contiguous stream, about 1 ns a row against 5 gathered.
+            for i in range(n):
+                keys[i] = keys[i] * radix + column[i]
+        else:
+            for i in range(n):
+                keys[i] = keys[i] * radix + column[members[i]]
     return keys
 
 
