@@ -23,6 +23,7 @@ Example:
 
 from __future__ import annotations
 
+import itertools
 import math
 import operator
 from dataclasses import dataclass, field
@@ -93,6 +94,11 @@ class Lattice:
         return int(sum(map(operator.mul, node, self.strides))) - self._origin
 
     @cached_property
+    def _below(self) -> tuple[int, ...]:
+        # lower - 1 per attribute: a down-set's slice ends at level - lower + 1.
+        return tuple(low - 1 for low in self.lower)
+
+    @cached_property
     def _origin(self) -> int:
         # Index arithmetic relative to the lower bound: sum(lower_i * stride_i).
         return int(sum(map(operator.mul, self.lower, self.strides)))
@@ -145,11 +151,11 @@ class Lattice:
 
     def up(self, node: Node) -> tuple[slice, ...]:
         """Index of the up-set of ``node`` (it and its generalizations) in :meth:`grid`."""
-        return tuple(slice(level - low, None) for level, low in zip(node, self.lower, strict=True))
+        return tuple(map(slice, map(operator.sub, node, self.lower), itertools.repeat(None)))
 
     def down(self, node: Node) -> tuple[slice, ...]:
         """Index of the down-set of ``node`` (it and its specializations) in :meth:`grid`."""
-        return tuple(slice(0, level - low + 1) for level, low in zip(node, self.lower, strict=True))
+        return tuple(map(slice, itertools.repeat(0), map(operator.sub, node, self._below)))
 
     def generalizations(self, node: Node) -> npt.NDArray[np.bool_]:
         """Mask of the nodes at or above ``node`` (its up-set), by index."""

@@ -143,9 +143,12 @@ class NodeEvaluator:
             if self.sensitive
             else ClassStatistics(sizes=sizes)
         )
-        satisfied = np.ones(len(sizes), dtype=np.bool_)
-        for model in self.models:
-            satisfied &= model.satisfied_classes(statistics)
+        if not self.models:
+            return np.ones(len(sizes), dtype=np.bool_)
+        first, *others = self.models
+        satisfied = first.satisfied_classes(statistics)
+        for model in others:
+            satisfied = satisfied & model.satisfied_classes(statistics)
         return satisfied
 
     def classes(self, node: Node) -> NodeClasses:

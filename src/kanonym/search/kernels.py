@@ -23,6 +23,7 @@ from numba import njit
 
 IntArray = npt.NDArray[np.int64]
 Int32Array = npt.NDArray[np.int32]
+Int16Array = npt.NDArray[np.int16]
 
 _EMPTY = -1
 # Fibonacci hashing multiplier: 2**64 / golden ratio.
@@ -132,6 +133,26 @@ def count_hashed(
         class_of[i] = number
         class_sizes[number] += sizes[i]
     return class_members[:distinct].copy(), class_sizes[:distinct].copy(), class_of
+
+
+@njit(cache=True, nogil=True)
+def fewest_below(nodes: Int16Array, classes: IntArray, node: Int16Array) -> int:
+    """The row of ``nodes`` at or below ``node`` with the fewest ``classes`` (-1: none).
+
+    Rows are the nodes of kept partitions; ties go to the first row.
+    """
+    best = -1
+    for s in range(nodes.shape[0]):
+        if best >= 0 and classes[s] >= classes[best]:
+            continue
+        below = True
+        for a in range(nodes.shape[1]):
+            if nodes[s, a] > node[a]:
+                below = False
+                break
+        if below:
+            best = s
+    return best
 
 
 @njit(cache=True, nogil=True)

@@ -143,20 +143,30 @@ class _Optimizer:
         the time.
         """
         path = [start]
-        lattice, status = self.lattice, self.status
+        lattice, values, lower = self.lattice, self.status.values, self.lower
+        best = self.best
         passing = self.always_pass or self.useful >= self.wasted
+        limit = None if passing or best is None else best.score
+        # Index arithmetic: one level up in attribute d is the next stride.
+        levels, index = list(start), lattice.index(start)
+        heights, strides = lattice.heights, lattice.strides
         while True:
-            step = next(
+            # The first attribute whose step up leads to an undecided node worth it.
+            up = next(
                 (
-                    s
-                    for s in lattice.successors(path[-1])
-                    if status.get(s) == UNKNOWN and (passing or not self.prunable(lattice.index(s)))
+                    d
+                    for d in range(len(levels))
+                    if levels[d] < heights[d]
+                    and values[index + strides[d]] == UNKNOWN
+                    and (limit is None or not lower[index + strides[d]] > limit)
                 ),
                 None,
             )
-            if step is None:
+            if up is None:
                 return path
-            path.append(step)
+            levels[up] += 1
+            index += strides[up]
+            path.append(tuple(levels))
 
     def run_exhaustive(self) -> list[NodeEvaluation]:
         """Every node not ruled out by its bound, cheapest bound first; no inference."""

@@ -31,6 +31,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -40,7 +41,7 @@ import numpy.typing as npt
 from kanonym.encode import EncodedTable, FrequencySet
 from kanonym.encode.frequency import KEY_LIMIT
 from kanonym.lattice import Node
-from kanonym.search.kernels import class_keys, count_dense, count_hashed, sum_rows
+from kanonym.search.kernels import class_keys, count_dense, count_hashed, fewest_below, sum_rows
 
 IntArray = npt.NDArray[np.int64]
 
@@ -95,6 +96,10 @@ class Rollup:
             histograms=dict(histograms or {}),
         )
         self.counter = np.zeros(1024, dtype=np.int64)
+        # Values per attribute and level, for the radices of a node's keys.
+        self.cardinalities = [
+            [a.cardinality(level) for level in range(a.height + 1)] for a in encoded.attributes
+        ]
         # Every tuple's code at every level, [attribute, level, tuple], padded to
         # the tallest hierarchy: keys are read from contiguous streams.
         tallest = max((a.height for a in encoded.attributes), default=0) + 1
@@ -126,13 +131,9 @@ class Rollup:
         when ``source`` is too large to pay; grouping from ``self.base`` gives
         every frequency-set tuple's class.
         """
-        radices = np.array(
-            [a.cardinality(level) for a, level in zip(self.encoded.attributes, node, strict=True)],
-            dtype=np.int64,
-        )
-        space = 1
-        for radix in radices.tolist():
-            space *= radix
+        counts = [values[level] for values, level in zip(self.cardinalities, node, strict=True)]
+        radices = np.array(counts, dtype=np.int64)
+        space = math.prod(counts)
         if space >= KEY_LIMIT:
             # Too many combinations for one integer key: group the code rows directly.
             columns = [self.generalized[a, level, source.members] for a, level in enumerate(node)]
@@ -190,11 +191,9 @@ class PartitionCache:
 
     def best_source(self, node: Node) -> Partition:
         """The kept specialization of ``node`` with the fewest classes (or the base)."""
-        below = np.all(self._nodes <= np.asarray(node, dtype=np.int16), axis=1)
-        candidates = np.where(below, self._classes, self._NONE)
-        slot = int(np.argmin(candidates))
-        chosen = self._partitions[slot]
-        if chosen is None or candidates[slot] >= self.base.n_classes:
+        slot = fewest_below(self._nodes, self._classes, np.array(node, dtype=np.int16))
+        chosen = self._partitions[slot] if slot >= 0 else None
+        if chosen is None or chosen.n_classes >= self.base.n_classes:
             return self.base
         return chosen
 
