@@ -90,10 +90,16 @@ class MetricContext:
     def level_counts(self, attribute: int, level: int) -> IntArray:
         """Rows per generalized value of ``attribute`` at ``level`` (by dense code)."""
         a = self.encoded.attributes[attribute]
-        leaf_counts = np.bincount(a.row_codes, minlength=a.cardinality(0))
         return np.bincount(
-            a.level_maps[level], weights=leaf_counts, minlength=a.cardinality(level)
+            a.level_maps[level], weights=self.leaf_counts[attribute], minlength=a.cardinality(level)
         ).astype(np.int64)
+
+    @cached_property
+    def leaf_counts(self) -> tuple[IntArray, ...]:
+        """Rows per original value of each quasi-identifier (by dense code)."""
+        return tuple(
+            np.bincount(a.row_codes, minlength=a.cardinality(0)) for a in self.encoded.attributes
+        )
 
 
 class UtilityMetric(Protocol):

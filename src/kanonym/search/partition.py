@@ -107,8 +107,9 @@ class Rollup:
             (len(encoded.attributes), tallest, len(frequency_set.counts)), dtype=np.int32
         )
         for a, attribute in enumerate(encoded.attributes):
+            leaves = np.ascontiguousarray(frequency_set.codes[:, a])
             for level, level_map in enumerate(attribute.level_maps):
-                self.generalized[a, level] = level_map[frequency_set.codes[:, a]]
+                self.generalized[a, level] = level_map[leaves]
 
     def codes(self, partition: Partition) -> IntArray:
         """``(classes, attributes)``: each class's code per attribute at its node's levels."""
