@@ -3,7 +3,9 @@
 A node's classes are found in one pass that builds a mixed-radix key per input
 row (a frequency-set tuple, or a class of a specialization being rolled up) and
 adds the row's size to that key's counter: a dense array when the key space is
-small, an open-addressing hash table otherwise. A class is represented by one
+small, an open-addressing hash table otherwise
+(:func:`kanonym.encode.grouping.count_hashed`, which also builds the frequency
+set). A class is represented by one
 of its member tuples (an index into the frequency set), never by decoded
 values: every tuple's code at every level is precomputed, so a member tuple
 gives the class's codes at any higher level by lookup, and a specialization's
@@ -24,10 +26,6 @@ from numba import njit
 IntArray = npt.NDArray[np.int64]
 Int32Array = npt.NDArray[np.int32]
 Int16Array = npt.NDArray[np.int16]
-
-_EMPTY = -1
-# Fibonacci hashing multiplier: 2**64 / golden ratio.
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
 @njit(cache=True, nogil=True)
@@ -65,6 +63,8 @@ def count_dense(
 ) -> tuple[IntArray, IntArray, IntArray]:
     """Group rows by key with a dense array ``counter`` (all zero, >= key space).
 
+    The dense twin of :func:`kanonym.encode.grouping.count_hashed`.
+
     Returns one member tuple and the size of each class, and each row's class.
     The counter holds class number + 1 for the keys seen; only those slots are
     visited again, and zeroed before returning, so one counter serves every
@@ -89,49 +89,6 @@ def count_dense(
         class_sizes[number - 1] += sizes[i]
     for j in range(distinct):
         counter[class_keys[j]] = 0
-    return class_members[:distinct].copy(), class_sizes[:distinct].copy(), class_of
-
-
-@njit(cache=True, nogil=True)
-def count_hashed(
-    keys: IntArray, sizes: IntArray, members: IntArray
-) -> tuple[IntArray, IntArray, IntArray]:
-    """Group rows by key with a hash table (linear probing); as :func:`count_dense`.
-
-    The slot is the top bits of the key times 2**64 / golden ratio (Fibonacci
-    hashing, Knuth), computed in unsigned arithmetic: the signed version of the
-    same expression measured five times slower (benchmarks/README.md).
-    """
-    n = keys.shape[0]
-    bits = 1
-    while (1 << bits) < 2 * n:
-        bits += 1
-    capacity = 1 << bits
-    mask = capacity - 1
-    shift = np.uint64(64 - bits)
-    table_keys = np.full(capacity, _EMPTY, dtype=np.int64)
-    table_class = np.empty(capacity, dtype=np.int64)
-    class_members = np.empty(n, dtype=np.int64)
-    class_sizes = np.zeros(n, dtype=np.int64)
-    class_of = np.empty(n, dtype=np.int64)
-    distinct = 0
-    for i in range(n):
-        key = keys[i]
-        slot = np.int64((np.uint64(key) * _GOLDEN) >> shift)
-        while True:
-            held = table_keys[slot]
-            if held == key:
-                break
-            if held == _EMPTY:
-                table_keys[slot] = key
-                table_class[slot] = distinct
-                class_members[distinct] = members[i]
-                distinct += 1
-                break
-            slot = (slot + 1) & mask
-        number = table_class[slot]
-        class_of[i] = number
-        class_sizes[number] += sizes[i]
     return class_members[:distinct].copy(), class_sizes[:distinct].copy(), class_of
 
 

@@ -40,8 +40,9 @@ import numpy.typing as npt
 
 from kanonym.encode import EncodedTable, FrequencySet
 from kanonym.encode.frequency import KEY_LIMIT
+from kanonym.encode.grouping import count_hashed
 from kanonym.lattice import Node
-from kanonym.search.kernels import class_keys, count_dense, count_hashed, fewest_below, sum_rows
+from kanonym.search.kernels import class_keys, count_dense, fewest_below, sum_rows
 
 IntArray = npt.NDArray[np.int64]
 
