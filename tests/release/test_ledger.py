@@ -94,6 +94,23 @@ def test_the_html_report_is_written_with_the_release(setting: Setting) -> None:
     assert hashlib.sha256((setting.folder / "out1.csv").read_bytes()).hexdigest() in page
 
 
+def test_a_key_once_used_is_never_released(setting: Setting) -> None:
+    setting.release(setting.pt, "out1", key="id", seed=1)
+    # The same source, and a grown copy sharing its records, without --key.
+    for source, name in ((setting.pt, "out2"), (setting.pt_t1, "out3")):
+        made = setting.release(source, name, seed=int(name[-1]))
+        released = pl.read_csv(setting.folder / f"{name}.csv", infer_schema=False)
+        assert "id" not in released.columns and made.entry.key == "id"
+
+
+def test_a_failed_first_release_leaves_no_ledger(tmp_path: Path) -> None:
+    ledger = Ledger(tmp_path / "new.sqlite")
+    config = AnonymizationConfig(quasi_identifiers={"a": "mask"}, k=2)
+    with pytest.raises(InputError, match="not found"):
+        ledger.release(tmp_path / "missing.csv", config, output=tmp_path / "out.csv")
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
 def test_keys_are_stored_only_hashed(setting: Setting) -> None:
     keyed = seed.keyed(seed.PT).with_columns(("ssn-" + pl.col("id")).alias("id"))
     setting.ledger.release(keyed, setting.config(seed=1), output=setting.folder / "o.csv", key="id")

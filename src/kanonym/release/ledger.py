@@ -274,6 +274,8 @@ class Ledger:
         if not create and not self.path.exists():
             raise InputError(f"{self.path}: ledger not found")
         self._read_only = not create
+        # A ledger file this object created stays only once a release is recorded.
+        self._fresh = not self.path.exists()
         with self._connect() as connection:
             try:
                 app_id = connection.execute("PRAGMA application_id").fetchone()[0]
@@ -302,17 +304,22 @@ class Ledger:
     @contextlib.contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
         """A connection in autocommit mode: every transaction is an explicit BEGIN."""
+        missing = False
         try:
             if self._read_only:
                 connection = sqlite3.connect(
                     f"{self.path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None
                 )
             else:
+                missing = not self.path.exists()
                 connection = sqlite3.connect(self.path, isolation_level=None, timeout=30)
         except sqlite3.Error as error:
             raise InputError(f"{self.path}: cannot open ledger ({error})") from None
         try:
             connection.execute("PRAGMA foreign_keys = ON")
+            if missing:
+                # New, or removed after a first release failed: (re)create the schema.
+                self._create(connection)
             yield connection
         except sqlite3.DatabaseError as error:
             raise InputError(f"{self.path}: ledger error ({error})") from None
@@ -477,6 +484,38 @@ class Ledger:
             VerificationError: the release failed its re-check, or the temporal
                 check. Nothing is written or recorded then.
         """
+        try:
+            return self._release(
+                data,
+                config,
+                output=output,
+                report=report,
+                report_html=report_html,
+                key=key,
+                based_on=based_on,
+                replay=replay,
+                delimiter=delimiter,
+                on_progress=on_progress,
+            )
+        except BaseException:
+            if self._fresh and not self.entries():
+                self.path.unlink(missing_ok=True)  # nothing recorded: leave no ledger behind
+            raise
+
+    def _release(
+        self,
+        data: str | Path | pl.DataFrame | pandas.DataFrame,
+        config: AnonymizationConfig,
+        *,
+        output: str | Path,
+        report: str | Path | None,
+        report_html: str | Path | None,
+        key: str | None,
+        based_on: int | None,
+        replay: int | None,
+        delimiter: str | None,
+        on_progress: Callable[[Progress], None] | None,
+    ) -> LedgerRelease:
         started = time.perf_counter()
         table = load(data, delimiter=delimiter)
         source = str(Path(data).resolve()) if isinstance(data, str | Path) else _DATAFRAME
@@ -495,6 +534,25 @@ class Ledger:
         sharing: set[int] = set()
         if key is not None and key in table.frame.columns:
             hashed, sharing = self._record_keys(table.frame.get_column(key))
+        elif key is None:
+            # A key column an earlier release of this source (same file or
+            # content, or sharing record keys) was made with stays a key: it is
+            # never released, even when this run does not name it.
+            for column in dict.fromkeys(e.key for e in reversed(entries) if e.key is not None):
+                if column not in table.frame.columns:
+                    continue
+                candidate, shared = self._record_keys(table.frame.get_column(column))
+                keyed_before = any(
+                    e.key == column
+                    and (
+                        e.id in shared
+                        or _same_source(e.source, e.source_sha256, source, fingerprint)
+                    )
+                    for e in entries
+                )
+                if keyed_before:
+                    key, hashed, sharing = column, candidate, shared
+                    break
         same = [
             e
             for e in entries
