@@ -120,8 +120,17 @@ def test_homogeneity_example_passes_after_enforcement() -> None:
                 "94139",
                 "94141",
             ],
-            "disease": ["hypertension", "obesity", "chest pain", "obesity", "obesity"]
-            + ["short breath", "short breath", "chest pain", "short breath"],
+            "disease": [
+                "hypertension",
+                "obesity",
+                "chest pain",
+                "obesity",
+                "obesity",
+                "short breath",
+                "short breath",
+                "chest pain",
+                "short breath",
+            ],
         }
     )
     qi = {"race": "suppress", "dob": dob, "sex": "suppress", "zip": "mask"}
