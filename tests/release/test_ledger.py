@@ -111,6 +111,19 @@ def test_a_failed_first_release_leaves_no_ledger(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 
+def test_every_release_records_its_row_fingerprints(setting: Setting) -> None:
+    made = setting.release(setting.pt, "out1", seed=3)  # no key
+    released = pl.read_csv(setting.folder / "out1.csv", infer_schema=False)
+    with sqlite3.connect(setting.folder / "ledger.sqlite") as connection:
+        stored = connection.execute(
+            "SELECT row_sha256, occurrences FROM released_rows WHERE release_id = ?",
+            (made.entry.id,),
+        ).fetchall()
+    expected = ledger_module.row_fingerprints(released)
+    assert sorted(stored) == sorted(expected.rows())
+    assert sum(n for _, n in stored) == released.height == made.result.table.height
+
+
 def test_keys_are_stored_only_hashed(setting: Setting) -> None:
     keyed = seed.keyed(seed.PT).with_columns(("ssn-" + pl.col("id")).alias("id"))
     setting.ledger.release(keyed, setting.config(seed=1), output=setting.folder / "o.csv", key="id")

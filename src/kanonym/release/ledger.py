@@ -125,6 +125,14 @@ _SCHEMA = (
         PRIMARY KEY (release_id, key_hash),
         FOREIGN KEY (release_id, class) REFERENCES published_classes (release_id, class)
     ) WITHOUT ROWID""",
+    # Every release, keyed or not: the SHA-256 of each distinct released row
+    # (its values in column order, see row_fingerprints) and how often it occurs.
+    """CREATE TABLE released_rows (
+        release_id INTEGER NOT NULL REFERENCES releases (id),
+        row_sha256 BLOB NOT NULL,
+        occurrences INTEGER NOT NULL CHECK (occurrences > 0),
+        PRIMARY KEY (release_id, row_sha256)
+    ) WITHOUT ROWID""",
     "CREATE INDEX releases_source ON releases (source)",
     # The seed rule, enforced by the database too (a replay re-uses its original's seed).
     "CREATE UNIQUE INDEX releases_seed ON releases (source_sha256, seed) WHERE replay_of IS NULL",
@@ -142,6 +150,35 @@ def table_fingerprint(frame: pl.DataFrame) -> str:
         True
     """
     return hashlib.sha256(frame.write_csv().encode("utf-8")).hexdigest()
+
+
+def row_fingerprints(frame: pl.DataFrame) -> pl.DataFrame:
+    """SHA-256 of each distinct row of ``frame`` and how many rows have it.
+
+    A row is hashed as its values' text joined by the unit separator (0x1F),
+    a missing value written as 0x00, so that it can be recomputed from any copy
+    of the release: columns ``row_sha256`` (32 bytes) and ``occurrences``.
+
+    Example:
+        >>> rows = row_fingerprints(pl.DataFrame({"a": ["x", "x", None]}))
+        >>> rows.get_column("occurrences").to_list()
+        [2, 1]
+        >>> rows.get_column("row_sha256")[0] == hashlib.sha256(b"x").digest()
+        True
+    """
+    distinct = frame.cast(pl.String).group_by(frame.columns, maintain_order=True).len()
+    digests = [
+        hashlib.sha256(
+            "\x1f".join("\x00" if value is None else value for value in row).encode("utf-8")
+        ).digest()
+        for row in distinct.drop("len").iter_rows()
+    ]
+    return pl.DataFrame(
+        {
+            "row_sha256": pl.Series(digests, dtype=pl.Binary),
+            "occurrences": distinct.get_column("len").cast(pl.Int64),
+        }
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -632,6 +669,16 @@ class Ledger:
                     report=report,
                 )
                 _insert(connection, entry)
+                rows = row_fingerprints(result.table)
+                connection.executemany(
+                    "INSERT INTO released_rows VALUES (?, ?, ?)",
+                    zip(
+                        [entry.id] * rows.height,
+                        rows.get_column("row_sha256").to_list(),
+                        rows.get_column("occurrences").to_list(),
+                        strict=True,
+                    ),
+                )
                 if published is not None:
                     _insert_published(connection, entry.id, published)
                 started = time.perf_counter()
