@@ -17,7 +17,7 @@ from tests import sweeney2002 as seed
 from tests.strategies import problems
 
 import kanonym
-from kanonym.config import AnonymizationConfig
+from kanonym.config import AnonymizationConfig, SuppressionLimit
 from kanonym.errors import InputError, VerificationError
 from kanonym.release import ledger as ledger_module
 from kanonym.release import pipeline
@@ -40,8 +40,12 @@ class Setting:
 
     def release(self, source: Path, name: str, **options: object) -> ledger_module.LedgerRelease:
         config_fields = {
-            k: options.pop(k) for k in ("seed", "k", "sensitive", "min_levels") if k in options
+            k: options.pop(k)
+            for k in ("seed", "k", "sensitive", "min_levels", "technique")
+            if k in options
         }
+        if "max_suppressed_rows" in options:
+            config_fields["suppression"] = SuppressionLimit(rows=options.pop("max_suppressed_rows"))
         return self.ledger.release(
             source,
             self.config(**config_fields),
@@ -122,6 +126,30 @@ def test_every_release_records_its_row_fingerprints(setting: Setting) -> None:
     expected = ledger_module.row_fingerprints(released)
     assert sorted(stored) == sorted(expected.rows())
     assert sum(n for _, n in stored) == released.height == made.result.table.height
+
+
+def test_a_temporal_release_keeps_cells_its_base_blanked(setting: Setting) -> None:
+    # Release 1 blanks the two white records that have no partner (cell suppression).
+    first = setting.release(
+        setting.pt, "out1", key="id", seed=1, technique="AG_CS", max_suppressed_rows=6
+    )
+    blanked = first.result.table.filter(pl.col("ZIP") == "*").get_column("Problem").to_list()
+    assert sorted(blanked) == ["hypertension", "short of breath"]
+    # New rows give both records partners, so a fresh search would publish them
+    # specifically; based on release 1 they keep their blanks.
+    partners = [r for r in seed.PT if r[4] in blanked for _ in range(2)]
+    grown = seed.write_table(
+        setting.folder,
+        "grown.csv",
+        seed.keyed(seed.PT + [(*r[:4], f"new {i}") for i, r in enumerate(partners)]),
+    )
+    second = setting.release(
+        grown, "out2", key="id", seed=2, based_on=1, technique="AG_CS", max_suppressed_rows=6
+    )
+    table = second.result.table
+    kept = table.filter(pl.col("Problem").is_in(blanked) & (pl.col("Race") == "white"))
+    assert kept.get_column("ZIP").to_list() == ["*", "*"]
+    assert kanonym.check(table, list(seed.QUASI_IDENTIFIERS), 2).k_anonymous
 
 
 def test_keys_are_stored_only_hashed(setting: Setting) -> None:

@@ -71,6 +71,7 @@ from kanonym.release.audit import ancestor_pairs
 from kanonym.release.pipeline import Result, anonymize_table
 from kanonym.report import render_json
 from kanonym.search import Progress
+from kanonym.verify import measure, verify_models
 
 if TYPE_CHECKING:
     import pandas
@@ -604,6 +605,10 @@ class Ledger:
         )
         published = None
         if plan.key is not None and hashed is not None:
+            if plan.base is not None:
+                result = _keep_published_generality(
+                    result, plan.key, hashed, self.published(plan.base.id), plan.base, table
+                )
             published = _published(result.table, plan.key, hashed, list(result.hierarchies))
             # The key leaves the release here; the report lists it as identifying.
             result = dataclasses.replace(
@@ -1024,6 +1029,71 @@ def _published(
         .join(hashed, on=_KEY, how="left", nulls_equal=True)
         .select(_KEY_HASH, *names)
     )
+
+
+def _keep_published_generality(
+    result: Result,
+    key: str,
+    hashed: pl.DataFrame,
+    previous: pl.DataFrame,
+    base: LedgerEntry,
+    source: Table,
+) -> Result:
+    """Build on the earlier release: a record keeps the generality it was published with.
+
+    Where ``base`` published a record's quasi-identifier more generally than
+    this release would (e.g. a cell it blanked with ``*``), the record gets
+    ``base``'s value again (Sweeney 2002, §4.3: what was released stays
+    released; publishing it more specifically would complete it). The changed
+    table is re-verified, k-anonymity and every model, independently of the
+    search; a failure raises VerificationError and nothing is written.
+    """
+    old = "__kanonym_old"
+    names = [n for n in base.quasi_identifiers if n in result.table.columns]
+    frame = (
+        result.table.with_row_index("__kanonym_row")
+        .with_columns(pl.col(key).cast(pl.String).alias(_KEY))
+        .join(hashed, on=_KEY, how="left", nulls_equal=True)
+        .join(
+            previous.select(_KEY_HASH, *(pl.col(n).alias(f"{n}{old}") for n in names)),
+            on=_KEY_HASH,
+            how="left",
+        )
+    )
+    changed = 0
+    for name in names:
+        finer = (
+            ancestor_pairs(result.hierarchies[name])
+            .filter(pl.col("value") != pl.col("ancestor"))
+            .with_columns(pl.lit(True).alias("__kanonym_finer"))
+        )
+        frame = frame.join(
+            finer,
+            left_on=[name, f"{name}{old}"],
+            right_on=["value", "ancestor"],
+            how="left",
+            nulls_equal=True,
+        )
+        flag = frame.get_column("__kanonym_finer").fill_null(False)
+        changed += int(flag.sum())
+        frame = frame.with_columns(
+            pl.when(flag).then(pl.col(f"{name}{old}")).otherwise(pl.col(name)).alias(name)
+        ).drop("__kanonym_finer")
+    if not changed:
+        return result
+    table = frame.sort("__kanonym_row").select(result.table.columns)
+    quasi_identifiers = list(result.hierarchies)
+    summary = measure(table, quasi_identifiers, result.config.k)
+    if not summary.k_anonymous:
+        raise VerificationError(
+            f"keeping what release {base.id} published for {changed} cell(s) leaves "
+            f"{summary.rows_below_k} rows in classes smaller than {result.config.k}; "
+            "nothing written"
+        )
+    verify_models(
+        table, quasi_identifiers=quasi_identifiers, source=source.frame, models=result.models
+    )
+    return dataclasses.replace(result, table=table)
 
 
 def _check_temporal(
