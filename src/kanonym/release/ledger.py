@@ -1087,8 +1087,7 @@ def _keep_published_generality(
     if not summary.k_anonymous:
         raise VerificationError(
             f"keeping what release {base.id} published for {changed} cell(s) leaves "
-            f"{summary.rows_below_k} rows in classes smaller than {result.config.k}; "
-            "nothing written"
+            f"{summary.rows_below_k} rows in classes smaller than {result.config.k}"
         )
     verify_models(
         table, quasi_identifiers=quasi_identifiers, source=source.frame, models=result.models
@@ -1122,5 +1121,5 @@ def _check_temporal(
         if bad.height:
             raise VerificationError(
                 f"{bad.height} record(s) would get a value of '{name}' more specific than (or "
-                f"unrelated to) what release {base.id} published for them; nothing written"
+                f"unrelated to) what release {base.id} published for them"
             )
