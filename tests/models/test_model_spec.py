@@ -86,6 +86,13 @@ def test_hierarchical_without_any_hierarchies() -> None:
         parse_model("t-closeness:hierarchical:0.2:disease")
 
 
+def test_ordered_distance_takes_the_order_of_a_given_hierarchy() -> None:
+    model = parse_model(
+        "t-closeness:ordered:0.2:disease", sensitive_hierarchies={"disease": DISEASE}
+    )
+    assert model == OrderedDistanceTCloseness(attribute="disease", t=0.2, order=("flu", "ulcer"))
+
+
 def test_a_spec_must_be_a_string() -> None:
     with pytest.raises(InputError, match="must be a string"):
         parse_model(3)  # type: ignore[arg-type]

@@ -7,13 +7,15 @@ spec                                       model
 ``l-diversity:entropy:L:ATTR``             :class:`EntropyLDiversity` (L a number >= 1)
 ``l-diversity:recursive:C:L:ATTR``         :class:`RecursiveCLDiversity`
 ``t-closeness:equal:T:ATTR``               :class:`EqualDistanceTCloseness`
-``t-closeness:ordered:T:ATTR``             :class:`OrderedDistanceTCloseness` (numeric)
+``t-closeness:ordered:T:ATTR``             :class:`OrderedDistanceTCloseness` (see below)
 ``t-closeness:hierarchical:T:ATTR``        :class:`HierarchicalDistanceTCloseness`
 ``beta-likeness:basic:B:ATTR``             :class:`BasicBetaLikeness`
 ``beta-likeness:enhanced:B:ATTR``          :class:`EnhancedBetaLikeness`
 ``delta-disclosure:D:ATTR``                :class:`DeltaDisclosurePrivacy`
 =========================================  ============================================
 
+Ordered distance ranks the values numerically, or, when a hierarchy is given
+for the attribute (``--sensitive ATTR=HIERARCHY``), in the order of its leaves.
 ATTR is everything after the last parameter, so it may hold colons. Numbers
 are plain decimals (``3``, ``0.2``, ``1e-3``).
 
@@ -101,7 +103,10 @@ def _parse(spec: str, hierarchies: Mapping[str, Hierarchy]) -> PrivacyModel:
         if distance == "equal":
             return EqualDistanceTCloseness(attribute=attribute, t=_decimal(t, "T"))
         if distance == "ordered":
-            return OrderedDistanceTCloseness(attribute=attribute, t=_decimal(t, "T"))
+            # A hierarchy given for the attribute orders its values (leaf order);
+            # without one they must be numbers.
+            order = tuple(hierarchies[attribute].leaves) if attribute in hierarchies else None
+            return OrderedDistanceTCloseness(attribute=attribute, t=_decimal(t, "T"), order=order)
         if distance == "hierarchical":
             if attribute not in hierarchies:
                 raise InputError(
