@@ -36,7 +36,7 @@ import polars as pl
 
 from kanonym.errors import VerificationError
 from kanonym.hierarchy import Hierarchy
-from kanonym.verify.check import measure
+from kanonym.verify.check import require_k_anonymous
 
 
 @dataclass(frozen=True)
@@ -124,10 +124,5 @@ def verify_cells(
     rows = int(blanked_rows.sum())
     if rows > max_rows:
         raise VerificationError(f"release blanks cells in {rows} rows; the limit is {max_rows}")
-    summary = measure(released, quasi_identifiers, k)
-    if not summary.k_anonymous:
-        raise VerificationError(
-            f"release is not {k}-anonymous: {summary.rows_below_k} rows in classes "
-            f"smaller than {k} (smallest class {summary.smallest_class})"
-        )
+    require_k_anonymous(released, quasi_identifiers, k)
     return CellCounts(by_attribute=by_attribute, rows=rows)

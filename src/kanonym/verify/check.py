@@ -57,6 +57,19 @@ def measure(frame: pl.DataFrame, columns: Sequence[str], k: int) -> ClassSizeSum
     )
 
 
+def require_k_anonymous(
+    released: pl.DataFrame, quasi_identifiers: Sequence[str], k: int
+) -> ClassSizeSummary:
+    """The release's class sizes; VerificationError unless it is k-anonymous."""
+    summary = measure(released, quasi_identifiers, k)
+    if not summary.k_anonymous:
+        raise VerificationError(
+            f"release is not {k}-anonymous: {summary.rows_below_k} rows in classes "
+            f"smaller than {k} (smallest class {summary.smallest_class})"
+        )
+    return summary
+
+
 def verify_release(
     released: pl.DataFrame,
     *,
@@ -92,10 +105,4 @@ def verify_release(
         raise VerificationError(
             f"release suppresses {suppressed} rows; the limit is {max_suppressed_rows}"
         )
-    summary = measure(released, quasi_identifiers, k)
-    if not summary.k_anonymous:
-        raise VerificationError(
-            f"release is not {k}-anonymous: {summary.rows_below_k} rows in classes "
-            f"smaller than {k} (smallest class {summary.smallest_class})"
-        )
-    return summary
+    return require_k_anonymous(released, quasi_identifiers, k)

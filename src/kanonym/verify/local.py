@@ -33,7 +33,7 @@ import polars as pl
 
 from kanonym.errors import VerificationError
 from kanonym.hierarchy import Hierarchy
-from kanonym.verify.check import ClassSizeSummary, measure
+from kanonym.verify.check import ClassSizeSummary, require_k_anonymous
 
 
 def _decimal(text: str) -> Decimal | None:
@@ -145,10 +145,4 @@ def verify_local_recoding(
             raise VerificationError(
                 f"release row {row}, column '{column}': {label!r} does not cover {value!r}"
             )
-    summary = measure(released, quasi_identifiers, k)
-    if not summary.k_anonymous:
-        raise VerificationError(
-            f"release is not {k}-anonymous: {summary.rows_below_k} rows in classes "
-            f"smaller than {k} (smallest class {summary.smallest_class})"
-        )
-    return summary
+    return require_k_anonymous(released, quasi_identifiers, k)
