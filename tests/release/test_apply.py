@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter
 from collections.abc import Mapping
@@ -131,6 +132,15 @@ def test_cli_writes_the_release_and_a_new_report(adult: Path, tmp_path: Path, ca
     assert main([*args, "--seed", "7", "--quiet"]) == 0
     assert capsys.readouterr().out == ""
     assert again.read_bytes() == out.read_bytes()
+
+
+def test_cli_writes_an_html_report_of_the_applied_release(adult: Path, tmp_path: Path) -> None:
+    out, page = tmp_path / "second-out.csv", tmp_path / "second.html"
+    args = ["apply", "--report", str(adult / "first.report.json"), str(adult / "second.csv")]
+    assert main([*args, "--output", str(out), "--report-html", str(page), "--quiet"]) == 0
+    html = page.read_text(encoding="utf-8")
+    assert "No lattice search made this release" in html
+    assert hashlib.sha256(out.read_bytes()).hexdigest() in html
 
 
 def test_same_seed_gives_the_same_bytes(adult: Path, tmp_path: Path) -> None:

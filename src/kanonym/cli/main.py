@@ -176,6 +176,9 @@ def _build_parser() -> _Parser:
     reapply.add_argument("--delimiter", metavar="D", help="CSV delimiter (default: sniffed)")
     reapply.add_argument("--seed", type=int, help="seed of the row shuffle (default: from the OS)")
     reapply.add_argument("--new-report", help="report JSON file for this release")
+    reapply.add_argument(
+        "--report-html", metavar="REPORT.html", help="HTML report of this release (matplotlib)"
+    )
     reapply.add_argument("--quiet", action="store_true", help="print nothing on success")
 
     demo = commands.add_parser("demo", help="anonymize the bundled Adult table (k=5, 4%%)")
@@ -319,6 +322,8 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _apply(args: argparse.Namespace) -> int:
+    if args.report_html is not None:
+        require_matplotlib()  # before any work, not after it
     try:
         result = apply_transformation(
             args.input, args.report, seed=args.seed, delimiter=args.delimiter
@@ -328,7 +333,7 @@ def _apply(args: argparse.Namespace) -> int:
         message = " ".join(str(error).split())
         print(f"kanonym: apply: {message}; nothing written", file=sys.stderr)
         return EXIT_FAILED
-    result.write(args.output, report=args.new_report)
+    result.write(args.output, report=args.new_report, report_html=args.report_html)
     if not args.quiet:
         applied = result.transformation or {}
         levels = ", ".join(f"{name}={level}" for name, level in applied.items())
