@@ -14,7 +14,7 @@ from kanonym.models.enhanced_beta_likeness import EnhancedBetaLikeness
 from kanonym.models.entropy_l_diversity import EntropyLDiversity
 from kanonym.models.equal_t_closeness import EqualDistanceTCloseness
 from kanonym.models.hierarchical_t_closeness import HierarchicalDistanceTCloseness
-from kanonym.models.k_anonymity import KAnonymity
+from kanonym.models.k_anonymity import KAnonymity, required_k
 from kanonym.models.ordered_t_closeness import OrderedDistanceTCloseness
 from kanonym.models.recursive_l_diversity import RecursiveCLDiversity
 from kanonym.models.spec import parse_model
@@ -33,4 +33,5 @@ __all__ = [
     "PrivacyModel",
     "RecursiveCLDiversity",
     "parse_model",
+    "required_k",
 ]

@@ -18,13 +18,14 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
 from kanonym.errors import InputError
-from kanonym.models.base import ClassStatistics
+from kanonym.models.base import ClassStatistics, PrivacyModel
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -64,3 +65,13 @@ class KAnonymity:
     def describe(self) -> dict[str, object]:
         """``{"model": "k-anonymity", "k": k}``."""
         return {"model": self.name, "k": self.k}
+
+
+def required_k(models: Iterable[PrivacyModel]) -> int:
+    """The largest k any :class:`KAnonymity` among ``models`` asks for (1 without one).
+
+    Example:
+        >>> required_k([KAnonymity(k=2), KAnonymity(k=5)])
+        5
+    """
+    return max((m.k for m in models if isinstance(m, KAnonymity)), default=1)

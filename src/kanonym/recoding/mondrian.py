@@ -101,6 +101,7 @@ from kanonym.models import (
     OrderedDistanceTCloseness,
     PrivacyModel,
     RecursiveCLDiversity,
+    required_k,
 )
 from kanonym.recoding.dimensions import (
     CategoricalDimension,
@@ -150,7 +151,7 @@ class _Judge:
         self._overall = {a.name: a.overall() for a in self.attributes}
         self._values = {a.name: a.labels for a in self.attributes}
         # Parts below the largest k fail anyway: they are not shown to the models.
-        self.floor = max((m.k for m in self.models if isinstance(m, KAnonymity)), default=1)
+        self.floor = required_k(self.models)
 
     def failing(self, sizes: IntArray, histograms: Sequence[IntArray]) -> list[str]:
         """Names of the models some of the given parts fail."""

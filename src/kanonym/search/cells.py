@@ -53,7 +53,7 @@ from kanonym.encode import EncodedTable, FrequencySet, SensitiveAttribute
 from kanonym.lattice import Node
 from kanonym.metrics import ClassView, Loss, MetricContext
 from kanonym.metrics.cells import CellView, cell_score
-from kanonym.models import KAnonymity, PrivacyModel
+from kanonym.models import PrivacyModel, required_k
 from kanonym.search.evaluation import NodeEvaluation, NodeEvaluator
 from kanonym.search.partition import Partition
 from kanonym.transform.cells import CellSuppression, Judge, group_sums, suppress_cells
@@ -126,7 +126,7 @@ class CellSuppressionEvaluator(NodeEvaluator):
             sensitive=sensitive,
         )
         self.method = method
-        self.k = max((m.k for m in self.models if isinstance(m, KAnonymity)), default=1)
+        self.k = required_k(self.models)
         # Iyengar's per-value loss, to prefer blanking the cells that lose least.
         self._loss = Loss(
             MetricContext(encoded=encoded, frequency_set=self.frequency_set, weights=tuple(weights))

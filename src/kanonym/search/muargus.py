@@ -65,7 +65,7 @@ from itertools import combinations
 import numpy as np
 
 from kanonym.lattice import Lattice, Node
-from kanonym.models import KAnonymity
+from kanonym.models import required_k
 from kanonym.search.base import SearchControl
 from kanonym.search.evaluation import NodeEvaluation, NodeEvaluator
 from kanonym.transform.cells import group_rows
@@ -107,7 +107,7 @@ class MuArgusSearch:
         self, lattice: Lattice, evaluator: NodeEvaluator, control: SearchControl
     ) -> list[NodeEvaluation]:
         """The first acceptable node of the walk, as a one-element list (empty if none)."""
-        k = max((m.k for m in evaluator.models if isinstance(m, KAnonymity)), default=1)
+        k = required_k(evaluator.models)
         node: Node | None = lattice.bottom
         while node is not None and not control.expired():
             evaluation = evaluator.evaluate(node)
