@@ -149,6 +149,8 @@ def test_a_temporal_release_keeps_cells_its_base_blanked(setting: Setting) -> No
     table = second.result.table
     kept = table.filter(pl.col("Problem").is_in(blanked) & (pl.col("Race") == "white"))
     assert kept.get_column("ZIP").to_list() == ["*", "*"]
+    report = json.loads((setting.folder / "out2.json").read_text())
+    assert report["ledger"]["kept_from_base_cells"] > 0
     assert kanonym.check(table, list(seed.QUASI_IDENTIFIERS), 2).k_anonymous
 
 

@@ -604,9 +604,10 @@ class Ledger:
             table, plan.config, read_seconds=read_seconds, on_progress=on_progress
         )
         published = None
+        kept_cells = 0
         if plan.key is not None and hashed is not None:
             if plan.base is not None:
-                result = _keep_published_generality(
+                result, kept_cells = _keep_published_generality(
                     result, plan.key, hashed, self.published(plan.base.id), plan.base, table
                 )
             published = _published(result.table, plan.key, hashed, list(result.hierarchies))
@@ -633,6 +634,7 @@ class Ledger:
             output=Path(output),
             report=None if report is None else Path(report),
             report_html=None if report_html is None else Path(report_html),
+            kept_cells=kept_cells,
             source=source,
             fingerprint=fingerprint,
             release_sha256=release_sha256,
@@ -647,6 +649,7 @@ class Ledger:
         output: Path,
         report: Path | None,
         report_html: Path | None,
+        kept_cells: int,
         source: str,
         fingerprint: str,
         release_sha256: str,
@@ -694,7 +697,7 @@ class Ledger:
                     document = {
                         **result.report(),
                         "output": str(output),
-                        "ledger": _report_section(self.path, entry),
+                        "ledger": _report_section(self.path, entry, kept_cells),
                     }
                     payloads.append((report, render_json(document)))
                 if report_html is not None:
@@ -843,7 +846,7 @@ def _key_hash(secret: bytes, value: str | None) -> bytes:
     return hashlib.blake2b(data, key=secret, digest_size=32).digest()
 
 
-def _report_section(path: Path, entry: LedgerEntry) -> dict[str, object]:
+def _report_section(path: Path, entry: LedgerEntry, kept_cells: int) -> dict[str, object]:
     return {
         "path": str(path.resolve()),
         "release_id": entry.id,
@@ -853,6 +856,7 @@ def _report_section(path: Path, entry: LedgerEntry) -> dict[str, object]:
         "based_on": entry.based_on,
         "replay_of": entry.replay_of,
         "complementary": list(entry.complementary),
+        "kept_from_base_cells": kept_cells,
     }
 
 
@@ -1038,7 +1042,7 @@ def _keep_published_generality(
     previous: pl.DataFrame,
     base: LedgerEntry,
     source: Table,
-) -> Result:
+) -> tuple[Result, int]:
     """Build on the earlier release: a record keeps the generality it was published with.
 
     Where ``base`` published a record's quasi-identifier more generally than
@@ -1047,6 +1051,8 @@ def _keep_published_generality(
     released; publishing it more specifically would complete it). The changed
     table is re-verified, k-anonymity and every model, independently of the
     search; a failure raises VerificationError and nothing is written.
+    Returns the release and the number of cells that kept ``base``'s value
+    (the report's metrics stay those of the search's node).
     """
     old = "__kanonym_old"
     names = [n for n in base.quasi_identifiers if n in result.table.columns]
@@ -1080,7 +1086,7 @@ def _keep_published_generality(
             pl.when(flag).then(pl.col(f"{name}{old}")).otherwise(pl.col(name)).alias(name)
         ).drop("__kanonym_finer")
     if not changed:
-        return result
+        return result, 0
     table = frame.sort("__kanonym_row").select(result.table.columns)
     quasi_identifiers = list(result.hierarchies)
     summary = measure(table, quasi_identifiers, result.config.k)
@@ -1092,7 +1098,7 @@ def _keep_published_generality(
     verify_models(
         table, quasi_identifiers=quasi_identifiers, source=source.frame, models=result.models
     )
-    return dataclasses.replace(result, table=table)
+    return dataclasses.replace(result, table=table), changed
 
 
 def _check_temporal(
