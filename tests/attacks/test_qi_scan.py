@@ -57,6 +57,13 @@ def test_missing_values_form_a_class() -> None:
     assert kanonym.qi_scan(t).combinations[0].unique_records == 1
 
 
+def test_a_column_may_be_named_len() -> None:
+    # The class sizes live in a column of their own, whatever the table's names.
+    s = kanonym.qi_scan(pl.DataFrame({"len": ["a", "a", "b"], "count": ["1", "2", "2"]}))
+    found = {c.columns: c.unique_records for c in s.combinations}
+    assert found == {("len",): 1, ("count",): 1, ("len", "count"): 3}
+
+
 @pytest.mark.parametrize(
     ("kwargs", "needle"),
     [

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from kanonym.attacks.measures import shorten
+from kanonym.attacks.measures import shorten, size_histogram
 from kanonym.errors import InputError
 
 DEFAULT_DOMINANCE = 0.5
@@ -264,7 +264,6 @@ def _measure_attribute(
     # top_count / size > dominance, in integers where the share is exact.
     dominated = per_class.filter(pl.col(_TOP_COUNT) > dominance * pl.col(_SIZE))
     homogeneous = per_class.filter(pl.col(_DISTINCT) == 1)
-    diversity = per_class.group_by(_DISTINCT).len().sort(_DISTINCT)
     flagged = dominated.with_columns((pl.col(_TOP_COUNT) / pl.col(_SIZE)).alias(_SHARE)).sort(
         [_SIZE, _SHARE, *qis],
         descending=[True, True, *[False] * len(qis)],
@@ -277,9 +276,7 @@ def _measure_attribute(
         homogeneous_records=int(homogeneous[_SIZE].sum()),
         dominated_classes=dominated.height,
         dominated_records=int(dominated[_SIZE].sum()),
-        diversity=dict(
-            zip(diversity[_DISTINCT].to_list(), diversity["len"].to_list(), strict=True)
-        ),
+        diversity=size_histogram(per_class[_DISTINCT].cast(pl.Int64).to_numpy()),
         flagged=tuple(
             FlaggedClass(
                 values={name: row[name] for name in qis},

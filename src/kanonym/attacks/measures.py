@@ -68,7 +68,8 @@ from kanonym.errors import InputError
 DEFAULT_THRESHOLD = 0.2
 """Records whose risk exceeds this are at risk: classes smaller than five."""
 
-_SIZE = "__kanonym_size"
+CLASS_SIZE = "__kanonym_size"
+"""The column of :func:`class_sizes` holding each class's size."""
 _POPULATION_SIZE = "__kanonym_population_size"
 
 
@@ -81,7 +82,7 @@ def class_sizes(frame: pl.DataFrame, columns: Sequence[str]) -> pl.DataFrame:
         >>> class_sizes(pl.DataFrame({"a": ["x", None, None]}), ["a"]).sort("a").rows()
         [(None, 2), ('x', 1)]
     """
-    return frame.group_by(list(columns)).agg(pl.len().cast(pl.Int64).alias(_SIZE))
+    return frame.group_by(list(columns)).agg(pl.len().cast(pl.Int64).alias(CLASS_SIZE))
 
 
 def size_histogram(sizes: npt.NDArray[np.int64]) -> dict[int, int]:
@@ -334,7 +335,7 @@ def measure_risk(
     if population is not None and population_size is not None:
         raise InputError("give a population table or a population size, not both")
     classes = class_sizes(frame, quasi_identifiers)
-    sizes = classes[_SIZE].to_numpy().astype(np.int64)
+    sizes = classes[CLASS_SIZE].to_numpy().astype(np.int64)
     rows, n_classes = int(sizes.sum()), len(sizes)
     histogram = size_histogram(sizes)
     prosecutor = _attacker(1.0 / sizes, sizes, n_classes / rows, threshold)
@@ -346,8 +347,9 @@ def measure_risk(
         reasons["journalist"] = "no population table given"
         reasons["population_uniques"] = "no population table given"
     else:
+        population_classes = class_sizes(population, quasi_identifiers)
         in_population = _population_sizes(
-            classes, population, quasi_identifiers, source, population_source
+            classes, population_classes, quasi_identifiers, source, population_source
         )
         marketer = float((sizes / in_population).sum()) / rows
         # El Emam (2013): the larger of J / ΣF and the marketer risk Σ (f/F) / n.
@@ -358,7 +360,7 @@ def measure_risk(
             threshold,
         )
         population_size = population.height
-        population_uniques = int((class_sizes(population, quasi_identifiers)[_SIZE] == 1).sum())
+        population_uniques = int((population_classes[CLASS_SIZE] == 1).sum())
     estimates: PopulationEstimates | None = None
     if population_size is None:
         reasons["estimates"] = "needs the population size (a population table or its size)"
@@ -382,17 +384,17 @@ def measure_risk(
 
 def _population_sizes(
     classes: pl.DataFrame,
-    population: pl.DataFrame,
+    population_classes: pl.DataFrame,
     quasi_identifiers: Sequence[str],
     source: str,
     population_source: str,
 ) -> npt.NDArray[np.int64]:
-    """F_j for every class of the table, in ``classes``' row order.
+    """F_j for every class of the table, in ``classes``' row order (both :func:`class_sizes`).
 
     The population must contain the table: every class must hold at least as
     many records there (InputError naming the first class that does not).
     """
-    counted = class_sizes(population, quasi_identifiers).rename({_SIZE: _POPULATION_SIZE})
+    counted = population_classes.rename({CLASS_SIZE: _POPULATION_SIZE})
     # Values are compared as text, so a CSV sample matches a typed population frame.
     as_text = [pl.col(name).cast(pl.String) for name in quasi_identifiers]
     joined = (
@@ -406,13 +408,13 @@ def _population_sizes(
         )
         .with_columns(pl.col(_POPULATION_SIZE).fill_null(0))
     )
-    short = joined.filter(pl.col(_POPULATION_SIZE) < pl.col(_SIZE))
+    short = joined.filter(pl.col(_POPULATION_SIZE) < pl.col(CLASS_SIZE))
     if short.height:
         row = short.row(0, named=True)
         values = ", ".join(f"{name}={row[name]!r}" for name in quasi_identifiers)
         raise InputError(
             f"population {population_source} does not contain table {source}: the class "
-            f"({values}) has {row[_SIZE]} records in the table but {row[_POPULATION_SIZE]} in "
+            f"({values}) has {row[CLASS_SIZE]} records in the table but {row[_POPULATION_SIZE]} in "
             "the population"
         )
     return joined[_POPULATION_SIZE].to_numpy().astype(np.int64)

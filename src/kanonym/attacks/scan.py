@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from kanonym.attacks.measures import CLASS_SIZE, class_sizes
 from kanonym.errors import InputError
 
 DEFAULT_MAX_SIZE = 3
@@ -175,7 +176,7 @@ def scan_quasi_identifiers(
             if time_limit is not None and time.perf_counter() - started >= time_limit:
                 complete = False
                 break
-            sizes = frame.group_by(list(columns)).len()["len"]
+            sizes = class_sizes(frame, columns)[CLASS_SIZE]
             unique = int((sizes == 1).sum())
             measured.append(
                 Combination(

@@ -24,6 +24,7 @@ import io
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import matplotlib as mpl
 import numpy as np
@@ -177,6 +178,11 @@ def _layout(lattice: Lattice) -> _Layout:
     )
 
 
+def _legend_entry(label: str, marker: str = "o", **style: Any) -> Line2D:
+    """A marker without a line, for a legend of scatter points."""
+    return Line2D([], [], marker=marker, linestyle="", label=label, **style)
+
+
 def lattice_figure(explored: ExploredLattice, names: Sequence[str]) -> Figure:
     """Every node by height: checked or not, satisfying or not; minimal, optimum, released."""
     lattice = explored.lattice
@@ -257,57 +263,30 @@ def lattice_figure(explored: ExploredLattice, names: Sequence[str]) -> Figure:
             zorder=5,
         )
     legend = [
-        Line2D(
-            [], [], marker="o", linestyle="", color=SATISFIED_COLOUR, label="checked, satisfies"
-        ),
-        Line2D([], [], marker="o", linestyle="", color=FAILED_COLOUR, label="checked, fails"),
-        Line2D(
-            [],
-            [],
-            marker="o",
-            linestyle="",
+        _legend_entry("checked, satisfies", color=SATISFIED_COLOUR),
+        _legend_entry("checked, fails", color=FAILED_COLOUR),
+        _legend_entry(
+            "not needed by the search, satisfies",
             markerfacecolor="white",
             markeredgecolor=SATISFIED_COLOUR,
-            label="not needed by the search, satisfies",
         ),
-        Line2D(
-            [],
-            [],
-            marker="o",
-            linestyle="",
+        _legend_entry(
+            "not needed by the search, fails",
             markerfacecolor="white",
             markeredgecolor=FAILED_COLOUR,
-            label="not needed by the search, fails",
         ),
-        Line2D(
-            [],
-            [],
-            marker="o",
-            linestyle="",
-            markersize=10,
-            markerfacecolor="none",
-            markeredgecolor="black",
-            label="minimal satisfying",
+        _legend_entry(
+            "minimal satisfying", markersize=10, markerfacecolor="none", markeredgecolor="black"
         ),
-        Line2D(
-            [],
-            [],
+        _legend_entry(
+            "optimum",
             marker="*",
-            linestyle="",
             markersize=11,
             markerfacecolor="#e6a700",
             markeredgecolor="black",
-            label="optimum",
         ),
-        Line2D(
-            [],
-            [],
-            marker="s",
-            linestyle="",
-            markersize=10,
-            markerfacecolor="none",
-            markeredgecolor="black",
-            label="released",
+        _legend_entry(
+            "released", marker="s", markersize=10, markerfacecolor="none", markeredgecolor="black"
         ),
     ]
     axes.legend(handles=legend, fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))

@@ -150,7 +150,6 @@ class ReportContent:
             release on the quasi-identifiers (after is None when nothing is
             released).
         risk_bands: share of records per class-size band, before and after.
-        class_sizes: the release's class size -> number of classes.
         explored: every node of a small lattice, None without one.
         per_height: per-height summary when the lattice is too large to draw.
         fingerprints: input, written files, hierarchies.
@@ -162,11 +161,15 @@ class ReportContent:
     risk_before: RiskSummary | None
     risk_after: RiskSummary | None
     risk_bands: tuple[RiskBand, ...]
-    class_sizes: Mapping[int, int]
     explored: ExploredLattice | None
     per_height: tuple[HeightSummary, ...]
     fingerprints: tuple[Fingerprint, ...]
     versions: Mapping[str, str]
+
+    @property
+    def class_sizes(self) -> Mapping[int, int]:
+        """The release's class size -> number of classes (empty when nothing is released)."""
+        return {} if self.risk_after is None else self.risk_after.class_sizes
 
     @property
     def suppressed_cells(self) -> int:
@@ -378,7 +381,6 @@ def gather(result: Result, *, written: Sequence[tuple[Path, bytes]] = ()) -> Rep
         risk_before=before,
         risk_after=after,
         risk_bands=_risk_bands(before, after),
-        class_sizes={} if after is None else dict(after.class_sizes),
         explored=explored,
         per_height=() if trace is None or explored is not None else tuple(trace.per_height()),
         fingerprints=tuple(_fingerprints(result, written)),
