@@ -153,14 +153,18 @@ class _Judge:
         # Parts below the largest k fail anyway: they are not shown to the models.
         self.floor = required_k(self.models)
 
-    def failing(self, sizes: IntArray, histograms: Sequence[IntArray]) -> list[str]:
-        """Names of the models some of the given parts fail."""
-        statistics = ClassStatistics(
+    def _statistics(self, sizes: IntArray, histograms: Sequence[IntArray]) -> ClassStatistics:
+        """What the models read of parts of ``sizes`` rows; ``histograms[a]`` is (parts, values)."""
+        return ClassStatistics(
             sizes,
             sensitive={a.name: h for a, h in zip(self.attributes, histograms, strict=True)},
             overall=self._overall,
             values=self._values,
         )
+
+    def failing(self, sizes: IntArray, histograms: Sequence[IntArray]) -> list[str]:
+        """Names of the models some of the given parts fail."""
+        statistics = self._statistics(sizes, histograms)
         return [m.name for m in self.models if not m.satisfied_classes(statistics).all()]
 
     def __call__(self, sizes: IntArray, histograms: Sequence[IntArray]) -> BoolArray:
@@ -168,14 +172,7 @@ class _Judge:
         ok = sizes >= self.floor
         shown = np.flatnonzero(ok)
         if len(shown):
-            statistics = ClassStatistics(
-                sizes[shown],
-                sensitive={
-                    a.name: h[shown] for a, h in zip(self.attributes, histograms, strict=True)
-                },
-                overall=self._overall,
-                values=self._values,
-            )
+            statistics = self._statistics(sizes[shown], [h[shown] for h in histograms])
             passed = np.ones(len(shown), dtype=np.bool_)
             for model in self.models:
                 passed &= model.satisfied_classes(statistics)

@@ -43,10 +43,17 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from kanonym.encode import EncodedTable
 from kanonym.lattice import Lattice, Node
 from kanonym.search.base import SearchControl
 from kanonym.search.evaluation import NodeEvaluation, NodeEvaluator
+
+
+def raisable(node: Node, heights: Node) -> list[int]:
+    """The attributes of ``node`` below their level in ``heights``, in column order."""
+    return [a for a, (level, top) in enumerate(zip(node, heights, strict=True)) if level < top]
 
 
 def most_distinct(encoded: EncodedTable, node: Node, heights: Node) -> int | None:
@@ -56,12 +63,41 @@ def most_distinct(encoded: EncodedTable, node: Node, heights: Node) -> int | Non
     level in ``heights``; ``max`` keeps the first of equal keys, so ties go to
     column order.
     """
-    candidates = [
-        a for a, (level, top) in enumerate(zip(node, heights, strict=True)) if level < top
-    ]
+    candidates = raisable(node, heights)
     if not candidates:
         return None
     return max(candidates, key=lambda a: encoded.attributes[a].cardinality(node[a]))
+
+
+def climb(
+    lattice: Lattice,
+    evaluator: NodeEvaluator,
+    control: SearchControl,
+    choose: Callable[[Node], int | None],
+) -> list[NodeEvaluation]:
+    """Walk up from the lattice's bottom, one level of attribute ``choose(node)`` at a time.
+
+    The first satisfying node, as a one-element list; empty when ``choose``
+    returns None (the walk has reached the top and it fails) or when the
+    deadline passes first: an unsatisfying node on the way is no answer, and
+    the driver then reports the time limit. Datafly and mu-Argus differ only
+    in ``choose``.
+    """
+    node: Node | None = lattice.bottom
+    while node is not None and not control.expired():
+        evaluation = evaluator.evaluate(node)
+        # Progress carries the best score so far: only a satisfying node has one.
+        best = evaluation.score if evaluation.satisfied else None
+        control.report(evaluator.checks, lattice.size, best)
+        if evaluation.satisfied:
+            return [evaluation]
+        attribute = choose(node)
+        node = (
+            None
+            if attribute is None
+            else (*node[:attribute], node[attribute] + 1, *node[attribute + 1 :])
+        )
+    return []
 
 
 class DataflySearch:
@@ -84,18 +120,9 @@ class DataflySearch:
         Also empty when the deadline passes first: an unsatisfying node on the
         way is no answer, and the driver then reports the time limit.
         """
-        node: Node | None = lattice.bottom
-        while node is not None and not control.expired():
-            evaluation = evaluator.evaluate(node)
-            # Progress carries the best score so far: only a satisfying node has one.
-            best = evaluation.score if evaluation.satisfied else None
-            control.report(evaluator.checks, lattice.size, best)
-            if evaluation.satisfied:
-                return [evaluation]
-            attribute = most_distinct(evaluator.encoded, node, lattice.heights)
-            node = (
-                None
-                if attribute is None
-                else (*node[:attribute], node[attribute] + 1, *node[attribute + 1 :])
-            )
-        return []
+        return climb(
+            lattice,
+            evaluator,
+            control,
+            lambda node: most_distinct(evaluator.encoded, node, lattice.heights),
+        )

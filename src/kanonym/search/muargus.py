@@ -67,6 +67,7 @@ import numpy as np
 from kanonym.lattice import Lattice, Node
 from kanonym.models import required_k
 from kanonym.search.base import SearchControl
+from kanonym.search.datafly import climb, raisable
 from kanonym.search.evaluation import NodeEvaluation, NodeEvaluator
 from kanonym.transform.cells import group_rows
 
@@ -93,6 +94,24 @@ def rare_counts(evaluator: NodeEvaluator, node: Node, k: int) -> tuple[list[int]
     return singles, combined
 
 
+def most_rare(evaluator: NodeEvaluator, node: Node, heights: Node, k: int) -> int | None:
+    """The attribute mu-Argus generalizes next from ``node``, or None at the top.
+
+    Phase 1 of the module docstring: most rare values, then most rare pairs
+    and triples, then most distinct values, then column order.
+    """
+    candidates = raisable(node, heights)
+    if not candidates:
+        return None
+    singles, combined = rare_counts(evaluator, node, k)
+    attributes = evaluator.encoded.attributes
+    # max keeps the first of equal keys: column order breaks the last ties.
+    return max(
+        candidates,
+        key=lambda a: (singles[a], combined[a], attributes[a].cardinality(node[a])),
+    )
+
+
 class MuArgusSearch:
     """The node mu-Argus's generalization phase stops at (module docstring)."""
 
@@ -108,27 +127,6 @@ class MuArgusSearch:
     ) -> list[NodeEvaluation]:
         """The first acceptable node of the walk, as a one-element list (empty if none)."""
         k = required_k(evaluator.models)
-        node: Node | None = lattice.bottom
-        while node is not None and not control.expired():
-            evaluation = evaluator.evaluate(node)
-            control.report(
-                evaluator.checks, lattice.size, evaluation.score if evaluation.satisfied else None
-            )
-            if evaluation.satisfied:
-                return [evaluation]
-            node = self._next(lattice, evaluator, node, k)
-        return []
-
-    @staticmethod
-    def _next(lattice: Lattice, evaluator: NodeEvaluator, node: Node, k: int) -> Node | None:
-        candidates = [a for a in range(len(node)) if node[a] < lattice.heights[a]]
-        if not candidates:
-            return None
-        singles, combined = rare_counts(evaluator, node, k)
-        attributes = evaluator.encoded.attributes
-        # max keeps the first of equal keys: column order breaks the last ties.
-        chosen = max(
-            candidates,
-            key=lambda a: (singles[a], combined[a], attributes[a].cardinality(node[a])),
+        return climb(
+            lattice, evaluator, control, lambda node: most_rare(evaluator, node, lattice.heights, k)
         )
-        return (*node[:chosen], node[chosen] + 1, *node[chosen + 1 :])

@@ -66,6 +66,7 @@ import polars as pl
 
 from kanonym.encode import EncodedTable
 from kanonym.encode.frequency import pack_codes
+from kanonym.transform.generalize import generalized_column, shuffled
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -110,10 +111,10 @@ def group_rows(display: IntArray) -> tuple[IntArray, int]:
     """Number equal rows of ``display`` alike: (group of each row, number of groups)."""
     if display.shape[0] == 0:
         return np.zeros(0, dtype=np.int64), 0
-    radices = [int(column.max()) + 1 for column in display.T]
-    keys, space = pack_codes([np.ascontiguousarray(c) for c in display.T], radices)
     if display.shape[1] == 0:
         return np.zeros(display.shape[0], dtype=np.int64), 1
+    radices = [int(column.max()) + 1 for column in display.T]
+    keys, space = pack_codes([np.ascontiguousarray(c) for c in display.T], radices)
     if space <= 4 * display.shape[0] + 1024:
         # A small key space: number the keys through a dense table, no sort.
         present = np.zeros(space, dtype=np.int64)
@@ -395,14 +396,11 @@ def blank_cells(
     """
     columns = []
     for a, (attribute, level) in enumerate(zip(encoded.attributes, node, strict=True)):
-        labels = pl.Series(attribute.name, attribute.level_labels[level], dtype=pl.String)
-        values = labels.gather(attribute.level_maps[level][attribute.row_codes])
+        values = generalized_column(attribute, level)
         if blanked[:, a].any():
             root = attribute.hierarchy.levels[-1][0]
             values = pl.select(
                 pl.when(pl.Series(blanked[:, a])).then(pl.lit(root, pl.String)).otherwise(values)
             ).to_series()
         columns.append(values.alias(attribute.name))
-    released = frame.with_columns(columns).drop(list(drop))
-    order = np.random.default_rng(seed).permutation(released.height).astype(np.int64)
-    return released[order], order
+    return shuffled(frame.with_columns(columns).drop(list(drop)), seed)

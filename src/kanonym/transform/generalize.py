@@ -28,9 +28,22 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from kanonym.encode import EncodedTable
+from kanonym.encode import EncodedAttribute, EncodedTable
 from kanonym.lattice import Node
 from kanonym.search.evaluation import NodeClasses
+
+
+def generalized_column(attribute: EncodedAttribute, level: int) -> pl.Series:
+    """Every row's value of ``attribute`` at ``level`` of its hierarchy, as strings."""
+    labels = pl.Series(attribute.name, attribute.level_labels[level], dtype=pl.String)
+    return labels.gather(attribute.level_maps[level][attribute.row_codes])
+
+
+def shuffled(released: pl.DataFrame, seed: int) -> tuple[pl.DataFrame, npt.NDArray[np.int64]]:
+    """``released`` in random order (unsorted matching, Sweeney 2002 section 4.1), and the
+    row of ``released`` each row of the result comes from."""
+    order = np.random.default_rng(seed).permutation(released.height).astype(np.int64)
+    return released[order], order
 
 
 def kept_rows(classes: NodeClasses, row_tuple: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
@@ -52,11 +65,9 @@ def generalize(
     Quasi-identifier columns become strings (labels of the hierarchy level);
     all other columns keep their values and types.
     """
-    replacements = []
-    for attribute, level in zip(encoded.attributes, node, strict=True):
-        labels = pl.Series(attribute.name, attribute.level_labels[level], dtype=pl.String)
-        codes = attribute.level_maps[level][attribute.row_codes]
-        replacements.append(labels.gather(codes))
+    replacements = [
+        generalized_column(attribute, level)
+        for attribute, level in zip(encoded.attributes, node, strict=True)
+    ]
     released = frame.with_columns(replacements).drop(list(drop)).filter(pl.Series(keep))
-    order = np.random.default_rng(seed).permutation(released.height)
-    return released[order]
+    return shuffled(released, seed)[0]

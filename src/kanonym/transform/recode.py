@@ -30,6 +30,7 @@ import numpy.typing as npt
 import polars as pl
 
 from kanonym.recoding import Partitioning
+from kanonym.transform.generalize import shuffled
 
 
 def recode(
@@ -45,6 +46,4 @@ def recode(
         distinct, inverse = np.unique(partitioning.label_keys(a), return_inverse=True)
         labels = pl.Series(axis.name, [axis.label(int(key)) for key in distinct], dtype=pl.String)
         replacements.append(labels.gather(inverse.reshape(-1)[partitioning.row_partition]))
-    released = frame.with_columns(replacements).drop(list(drop))
-    origin = np.random.default_rng(seed).permutation(released.height).astype(np.int64)
-    return released[origin], origin
+    return shuffled(frame.with_columns(replacements).drop(list(drop)), seed)
