@@ -168,11 +168,16 @@ def measure_cells(
         "equivalence_classes": len(view.released_sizes),
     }
     for name, metric in metrics.items():
-        score = cell_score(metric, node, view)
-        if name == "precision":
-            score = 1.0 - score  # reports show precision; the search minimizes 1 - precision
-        measures[name] = int(score) if name in ("dm", "dm-star") else score
+        measures[name] = reported_score(name, cell_score(metric, node, view))
     return measures, cells.suppression.total_cells
+
+
+def reported_score(name: str, score: float) -> float | int:
+    """The score of metric ``name`` as reports show it (full-domain and cell releases alike)."""
+    if name == "precision":
+        score = 1.0 - score  # reports show precision; the search minimizes 1 - precision
+    # Counting metrics stay whole numbers in reports.
+    return int(score) if name in ("dm", "dm-star") else score
 
 
 def _conversion(evaluator: CellSuppressionEvaluator, node: Node) -> NodeCells:

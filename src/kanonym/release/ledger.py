@@ -66,10 +66,9 @@ from kanonym._version import __version__
 from kanonym.config import AnonymizationConfig, HierarchyLike
 from kanonym.errors import InputError, VerificationError
 from kanonym.hierarchy import Hierarchy, SuppressBuilder, parse_hierarchy
-from kanonym.io import Table, format_for, load, serialize, write_atomic
+from kanonym.io import Table, load, write_atomic
 from kanonym.release.audit import ancestor_pairs
 from kanonym.release.pipeline import Result, anonymize_table
-from kanonym.report import render_json
 from kanonym.search import Progress
 from kanonym.verify import measure, verify_models
 
@@ -604,11 +603,13 @@ class Ledger:
             table, plan.config, read_seconds=read_seconds, on_progress=on_progress
         )
         published = None
+        previous = None  # what plan.base published per record, read once
         kept_cells = 0
         if plan.key is not None and hashed is not None:
             if plan.base is not None:
+                previous = self.published(plan.base.id)
                 result, kept_cells = _keep_published_generality(
-                    result, plan.key, hashed, self.published(plan.base.id), plan.base, table
+                    result, plan.key, hashed, previous, plan.base, table
                 )
             published = _published(result.table, plan.key, hashed, list(result.hierarchies))
             # The key leaves the release here; the report lists it as identifying.
@@ -625,8 +626,8 @@ class Ledger:
                 f"--replay {plan.replayed.id}: this run does not reproduce release "
                 f"{plan.replayed.id} (different options or source); nothing written"
             )
-        if plan.base is not None and published is not None:
-            _check_temporal(published, self.published(plan.base.id), plan.base, result.hierarchies)
+        if plan.base is not None and published is not None and previous is not None:
+            _check_temporal(published, previous, plan.base, result.hierarchies)
         return self._write_and_record(
             plan,
             result,
@@ -689,21 +690,12 @@ class Ledger:
                 )
                 if published is not None:
                     _insert_published(connection, entry.id, published)
-                started = time.perf_counter()
-                body = serialize(result.table, fmt=format_for(output), dialect=result.dialect)
-                payloads.append((output, body))
-                result.timings["write"] = time.perf_counter() - started
-                if report is not None:
-                    document = {
-                        **result.report(),
-                        "output": str(output),
-                        "ledger": _report_section(self.path, entry, kept_cells),
-                    }
-                    payloads.append((report, render_json(document)))
-                if report_html is not None:
-                    from kanonym.report.html import render_html  # matplotlib, an extra
-
-                    payloads.append((report_html, render_html(result, written=payloads)))
+                payloads = result.payloads(
+                    output,
+                    report=report,
+                    report_html=report_html,
+                    report_extra={"ledger": _report_section(self.path, entry, kept_cells)},
+                )
                 write_atomic(payloads)
                 written = True
                 _commit(connection)

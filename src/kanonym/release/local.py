@@ -28,7 +28,7 @@ from __future__ import annotations
 import secrets
 
 from kanonym.config import AnonymizationConfig
-from kanonym.encode import encode, encode_sensitive
+from kanonym.encode import encode
 from kanonym.io import Table
 from kanonym.metrics.local import local_recoding_measures, ncp
 from kanonym.recoding import RECODINGS, numeric_flags
@@ -37,6 +37,7 @@ from kanonym.release.pipeline import (
     Stopwatch,
     declare,
     declare_models,
+    encode_read_sensitive,
     sensitive_hierarchies,
 )
 from kanonym.transform import recode
@@ -68,10 +69,7 @@ def release_local(table: Table, config: AnonymizationConfig, read_seconds: float
         categorical=config.categorical,
         source=table.source,
     )
-    read_by_models = [
-        name for name in config.sensitive if any(name in m.sensitive_attributes for m in models)
-    ]
-    sensitive = encode_sensitive(table.frame, read_by_models)
+    sensitive = encode_read_sensitive(table, config, models)
     stopwatch.lap("encode")
     partitioning = recoding.partition(
         encoded, models, sensitive=sensitive, numeric=numeric, source=table.source

@@ -24,7 +24,7 @@ import polars as pl
 
 from kanonym._version import __version__
 from kanonym.config import AnonymizationConfig, HierarchyLike, ReleaseJob, SuppressionLimit
-from kanonym.encode import EncodedTable, encode, encode_sensitive
+from kanonym.encode import EncodedTable, SensitiveAttribute, encode, encode_sensitive
 from kanonym.errors import InputError
 from kanonym.hierarchy import Hierarchy, resolve
 from kanonym.io import CsvDialect, Table, format_for, load, serialize, write_atomic
@@ -35,6 +35,7 @@ from kanonym.release.granularity import (
     CellReport,
     measure_cells,
     release_cells,
+    reported_score,
     search_attribute_suppression,
 )
 from kanonym.report import SCHEMA_VERSION, render_json
@@ -199,31 +200,38 @@ class Result:
         (:mod:`kanonym.report.html`; needs matplotlib, the ``report`` extra),
         which fingerprints the release and JSON report exactly as written.
         """
+        write_atomic(self.payloads(output, report=report, report_html=report_html))
+
+    def payloads(
+        self,
+        output: str | Path,
+        *,
+        report: str | Path | None = None,
+        report_html: str | Path | None = None,
+        report_extra: Mapping[str, object] | None = None,
+    ) -> list[tuple[Path, bytes]]:
+        """The files :meth:`write` writes, as ``(path, bytes)``: the release, then the reports.
+
+        ``report_extra`` holds keys added at the end of the JSON report (the
+        ledger's ``ledger`` object). Sets ``timings.write``.
+        """
         output = Path(output)
         started = time.perf_counter()
         payloads = [(output, serialize(self.table, fmt=format_for(output), dialect=self.dialect))]
         self.timings["write"] = time.perf_counter() - started
         if report is not None:
-            document = {**self.report(), "output": str(output)}
+            document = {**self.report(), "output": str(output), **(report_extra or {})}
             payloads.append((Path(report), render_json(document)))
         if report_html is not None:
             from kanonym.report.html import render_html  # draws with matplotlib, an extra
 
             payloads.append((Path(report_html), render_html(self, written=payloads)))
-        write_atomic(payloads)
+        return payloads
 
 
 def declare_models(table: Table, config: AnonymizationConfig) -> list[PrivacyModel]:
     """k-anonymity and the job's other models, with sensitive hierarchies resolved."""
-    hierarchies = {
-        name: resolve(
-            spec,
-            table.frame.get_column(name).cast(pl.String).unique().to_list(),
-            column=name,
-            source=table.source,
-        )
-        for name, spec in config.sensitive_hierarchy_sources.items()
-    }
+    hierarchies = _resolve(table, config.sensitive_hierarchy_sources)
     return [
         KAnonymity(k=config.k),
         *(parse_model(spec, sensitive_hierarchies=hierarchies) for spec in config.models),
@@ -240,13 +248,20 @@ def sensitive_hierarchies(models: Sequence[PrivacyModel]) -> dict[str, Hierarchy
     return found
 
 
+def encode_read_sensitive(
+    table: Table, config: AnonymizationConfig, models: Sequence[PrivacyModel]
+) -> tuple[SensitiveAttribute, ...]:
+    """The job's sensitive columns that ``models`` read, encoded (the others are not)."""
+    needed = [n for n in config.sensitive if any(n in m.sensitive_attributes for m in models)]
+    return encode_sensitive(table.frame, needed)
+
+
 def build_evaluator(
     table: Table, config: AnonymizationConfig, encoded: EncodedTable, max_suppressed: int
 ) -> NodeEvaluator:
     """The node evaluator for the job's models, with the sensitive columns they read."""
     models = declare_models(table, config)
-    needed = [n for n in config.sensitive if any(n in m.sensitive_attributes for m in models)]
-    sensitive = encode_sensitive(table.frame, needed)
+    sensitive = encode_read_sensitive(table, config, models)
     if config.granularity.cells:
         return CellSuppressionEvaluator(
             encoded,
@@ -266,6 +281,11 @@ def declare(table: Table, config: AnonymizationConfig) -> dict[str, Hierarchy]:
         raise InputError(
             f"{table.source}: k={config.k} is larger than the table ({table.frame.height} rows)"
         )
+    return _resolve(table, config.hierarchies)
+
+
+def _resolve(table: Table, specs: Mapping[str, HierarchyLike]) -> dict[str, Hierarchy]:
+    """Each column's hierarchy, built or checked on the column's values in ``table``."""
     return {
         name: resolve(
             spec,
@@ -273,7 +293,7 @@ def declare(table: Table, config: AnonymizationConfig) -> dict[str, Hierarchy]:
             column=name,
             source=table.source,
         )
-        for name, spec in config.hierarchies.items()
+        for name, spec in specs.items()
     }
 
 
@@ -328,11 +348,7 @@ def measure_solution(
         suppressed_rows=evaluation.suppressed_rows,
     )
     for name, metric in metrics.items():
-        score = metric.score(node, view)
-        if name == "precision":
-            score = 1.0 - score  # reports show precision; the search minimizes 1 - precision
-        # Counting metrics stay whole numbers in reports.
-        measures[name] = int(score) if name in ("dm", "dm-star") else score
+        measures[name] = reported_score(name, metric.score(node, view))
     return Solution(
         transformation=dict(zip(encoded.names, node, strict=True)),
         suppressed_rows=evaluation.suppressed_rows,
