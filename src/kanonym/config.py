@@ -155,11 +155,7 @@ class AnonymizationConfig:
         parsed: dict[str, HierarchyLike] = {}
         for name, hierarchy in self.quasi_identifiers.items():
             _names(name, "quasi-identifier")
-            parsed[name] = (
-                parse_hierarchy(str(hierarchy), base_dir=self.base_dir)
-                if isinstance(hierarchy, str | Path)
-                else hierarchy
-            )
+            parsed[name] = _hierarchy(hierarchy, self.base_dir)
         object.__setattr__(self, "quasi_identifiers", MappingProxyType(parsed))
         object.__setattr__(self, "identifying", _names(self.identifying, "identifying"))
         object.__setattr__(self, "models", tuple(self.models))
@@ -178,9 +174,7 @@ class AnonymizationConfig:
             "sensitive_hierarchies",
             MappingProxyType(
                 {
-                    name: parse_hierarchy(str(h), base_dir=self.base_dir)
-                    if isinstance(h, str | Path)
-                    else h
+                    name: _hierarchy(h, self.base_dir)
                     for name, h in self.sensitive_hierarchies.items()
                 }
             ),
@@ -293,6 +287,13 @@ class AnonymizationConfig:
         """Quasi-identifier -> parsed hierarchy or builder."""
         # __post_init__ replaced every spec string by its parsed hierarchy.
         return cast(Mapping[str, HierarchyLike], self.quasi_identifiers)
+
+
+def _hierarchy(source: HierarchyLike | str | Path, base_dir: Path | None) -> HierarchyLike:
+    """A hierarchy or builder as given; a spec string or CSV path parsed."""
+    if isinstance(source, str | Path):
+        return parse_hierarchy(str(source), base_dir=base_dir)
+    return source
 
 
 def _check_local_recoding(config: AnonymizationConfig) -> None:

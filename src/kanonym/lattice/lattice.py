@@ -136,11 +136,6 @@ class Lattice:
         offsets = np.asarray(self.lower, dtype=np.int16)
         return grids.reshape(len(self.heights), -1).T + offsets
 
-    @cached_property
-    def level_columns(self) -> tuple[npt.NDArray[np.int16], ...]:
-        """The columns of :attr:`levels`, each contiguous, for fast comparisons."""
-        return tuple(np.ascontiguousarray(self.levels[:, d]) for d in range(len(self.heights)))
-
     def grid(self, values: np.ndarray[Any, np.dtype[T]]) -> np.ndarray[Any, np.dtype[T]]:
         """``values`` (one per node, by index) viewed as an array of shape :attr:`spans`.
 
@@ -156,18 +151,6 @@ class Lattice:
     def down(self, node: Node) -> tuple[slice, ...]:
         """Index of the down-set of ``node`` (it and its specializations) in :meth:`grid`."""
         return tuple(map(slice, itertools.repeat(0), map(operator.sub, node, self._below)))
-
-    def generalizations(self, node: Node) -> npt.NDArray[np.bool_]:
-        """Mask of the nodes at or above ``node`` (its up-set), by index."""
-        mask = np.zeros(self.size, dtype=np.bool_)
-        self.grid(mask)[self.up(node)] = True
-        return mask
-
-    def specializations(self, node: Node) -> npt.NDArray[np.bool_]:
-        """Mask of the nodes at or below ``node`` (its down-set), by index."""
-        mask = np.zeros(self.size, dtype=np.bool_)
-        self.grid(mask)[self.down(node)] = True
-        return mask
 
     @cached_property
     def node_heights(self) -> npt.NDArray[np.int32]:

@@ -177,13 +177,9 @@ def run_search(
 def _require_monotone(evaluator: NodeEvaluator, algorithm: str) -> None:
     if evaluator.monotone():
         return
-    suppressing = evaluator.max_suppressed_rows > 0
-    broken = [
-        m.name
-        for m in evaluator.models
-        if not (m.monotone_with_suppression if suppressing else m.monotone_without_suppression)
-    ]
+    broken = [m.name for m in evaluator.models if not evaluator.declared_monotone(m)]
     if broken:
+        suppressing = evaluator.max_suppressed_rows > 0
         raise InputError(
             f"model(s) {', '.join(broken)} are not monotone under generalization "
             f"{'with' if suppressing else 'without'} suppression, which '{algorithm}' "

@@ -187,11 +187,14 @@ class NodeEvaluator:
         evaluator whose acceptance is not monotone may still offer a monotone
         necessary condition for searches to tag by.
         """
-        suppressing = self.max_suppressed_rows > 0
-        return all(
-            m.monotone_with_suppression if suppressing else m.monotone_without_suppression
-            for m in self.models
-        )
+        return all(self.declared_monotone(m) for m in self.models)
+
+    def declared_monotone(self, declarer: PrivacyModel | UtilityMetric) -> bool:
+        """Whether a model or metric declares itself monotone under generalization
+        with this evaluator's suppression setting (suppressing or not)."""
+        if self.max_suppressed_rows > 0:
+            return declarer.monotone_with_suppression
+        return declarer.monotone_without_suppression
 
     def evaluated(self) -> list[NodeEvaluation]:
         """Every node evaluated so far."""

@@ -77,13 +77,9 @@ class IncognitoSearch:
                 decide(lattice.node(index), status, evaluator)
             if count % 256 == 0:
                 control.report(evaluator.checks, lattice.size, None)
-        suppressing = evaluator.max_suppressed_rows > 0
-        monotone = (
-            metric.monotone_with_suppression if suppressing else metric.monotone_without_suppression
-        )
         if control.timed_out:
             candidates = [e for e in evaluator.evaluated() if e.satisfied]
-        elif monotone:
+        elif evaluator.declared_monotone(metric):
             candidates = [evaluator.evaluate(n) for n in status.minimal_satisfied()]
         else:
             candidates = [

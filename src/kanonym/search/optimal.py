@@ -73,9 +73,7 @@ class _Optimizer:
         suppressing = evaluator.max_suppressed_rows > 0
         # When acceptance is only implied by a monotone proxy (cell suppression),
         # a node satisfying the proxy by inference must still be checked and scored.
-        self.monotone = evaluator.monotone() and (
-            metric.monotone_with_suppression if suppressing else metric.monotone_without_suppression
-        )
+        self.monotone = evaluator.monotone() and evaluator.declared_monotone(metric)
         bounds = metric.node_bounds(lattice.levels)
         self.lower: npt.NDArray[np.float64] = (
             np.zeros(lattice.size) if bounds is None else bounds.astype(np.float64, copy=True)

@@ -45,14 +45,18 @@ def verify_models(
     """
     if released.height == 0:
         return
+    # Each attribute is counted once, however many models read it.
+    counted: dict[str, ValueCounts] = {}
     for model in models:
         attributes = model.sensitive_attributes
         if not attributes:
             continue
-        counts = {
-            a: ValueCounts.of(released, quasi_identifiers, a, reference=source.get_column(a))
-            for a in attributes
-        }
+        for a in attributes:
+            if a not in counted:
+                counted[a] = ValueCounts.of(
+                    released, quasi_identifiers, a, reference=source.get_column(a)
+                )
+        counts = {a: counted[a] for a in attributes}
         n_classes = next(iter(counts.values())).n_classes
         step = slice_step(max(len(c.labels) for c in counts.values()))
         failing = 0
