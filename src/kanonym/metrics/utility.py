@@ -89,11 +89,16 @@ class _LevelTableMetric:
         return None
 
     def score(self, node: Node, classes: ClassView) -> float:
-        """Weighted sum over attributes of the table value at the node's level."""
-        return math.fsum(
-            w * t[level]
-            for w, t, level in zip(self.context.weights, self.tables, node, strict=True)
-        )
+        """Weighted sum over attributes of the table value at the node's level.
+
+        Added in the order and precision of :meth:`node_bounds`, so that the
+        bound equals the score exactly: a bound one rounding step above the
+        score would prune an optimal node that ties with the incumbent.
+        """
+        total = 0.0
+        for w, t, level in zip(self.context.weights, self.tables, node, strict=True):
+            total += w * t[level]
+        return total
 
 
 class DiscernibilityStar:

@@ -58,6 +58,8 @@ from kanonym.search.evaluation import NodeEvaluation, NodeEvaluator
 _PROGRESS_EVERY = 64
 # Nodes filtered at once by the main loop.
 _BLOCK = 256
+# Relative margin by which a bound must exceed the best score to prune (rounding).
+_ROUNDING = 1e-12
 
 
 class _Optimizer:
@@ -90,10 +92,22 @@ class _Optimizer:
         self.useful = 0
         self.wasted = 0
 
+    def limit(self) -> float | None:
+        """The bound above which a node cannot win, or None before any score.
+
+        The best score plus a relative rounding margin: a bound computed
+        another way than the score (``loss``'s, over all rows) may land a
+        rounding step above an equal score, and must not prune a tie.
+        """
+        best = self.best
+        if best is None or best.score is None:
+            return None
+        return best.score + _ROUNDING * abs(best.score)
+
     def prunable(self, index: int) -> bool:
         """The node's bound already exceeds the best score: it cannot win."""
-        best = self.best
-        return best is not None and best.score is not None and self.lower[index] > best.score
+        limit = self.limit()
+        return limit is not None and self.lower[index] > limit
 
     def consider(self, evaluation: NodeEvaluation) -> None:
         assert evaluation.score is not None
@@ -142,9 +156,8 @@ class _Optimizer:
         """
         path = [start]
         lattice, values, lower = self.lattice, self.status.values, self.lower
-        best = self.best
         passing = self.always_pass or self.useful >= self.wasted
-        limit = None if passing or best is None else best.score
+        limit = None if passing else self.limit()
         # Index arithmetic: one level up in attribute d is the next stride.
         levels, index = list(start), lattice.index(start)
         heights, strides = lattice.heights, lattice.strides
@@ -213,10 +226,10 @@ class _Optimizer:
             block = order[start : start + _BLOCK]
             # Most nodes are long decided or ruled out by the time the loop
             # reaches them: filter a block at once, re-test survivors one by one.
-            best = self.best
+            limit = self.limit()
             alive = self.status.values[block] != FAILED
-            if best is not None and best.score is not None:
-                alive &= self.lower[block] <= best.score
+            if limit is not None:
+                alive &= self.lower[block] <= limit
             for index in block[alive].tolist():
                 if self.control.expired():
                     return [] if self.best is None else [self.best]
