@@ -496,14 +496,18 @@ def _partition(axes: tuple[Dimension, ...], judge: _Judge, relaxed: bool) -> Par
     n_rows = len(axes[0].row_codes)
     # Sensitive codes first: units are numbered in the order of their sensitive
     # values, and every partition keeps its units in that order (relaxed cuts
-    # send the lowest values among the rows equal to the median left).
+    # send the lowest values among the rows equal to the median left). The
+    # frequency set lists tuples as they first appear, so they are sorted here.
     units = FrequencySet.from_codes(
         np.column_stack([a.row_codes for a in judge.attributes] + [axis.row_codes for axis in axes])
     )
+    rank = np.lexsort(units.codes.T[::-1])
+    unit_codes = units.codes[rank]
+    row_unit = np.argsort(rank)[units.row_tuple]
     s = len(judge.attributes)
-    codes = np.ascontiguousarray(units.codes[:, s:].T)
-    sensitive = np.ascontiguousarray(units.codes[:, :s].T)
-    counts = units.counts.copy()
+    codes = np.ascontiguousarray(unit_codes[:, s:].T)
+    sensitive = np.ascontiguousarray(unit_codes[:, :s].T)
+    counts = units.counts[rank]
     origin = np.arange(len(counts), dtype=np.int64)
     part = np.zeros(len(counts), dtype=np.int64)
     whole = _histograms(part, 1, sensitive, counts, judge.value_counts)
@@ -558,7 +562,7 @@ def _partition(axes: tuple[Dimension, ...], judge: _Judge, relaxed: bool) -> Par
         counts = np.concatenate([stay, rest[split]])
         new_part = np.concatenate([new_part, new_part[split] + 1])
         # Unique keys: the pieces of one unit always end up in different partitions.
-        order = np.argsort(new_part * len(units.counts) + origin)
+        order = np.argsort(new_part * len(unit_codes) + origin)
         codes, sensitive = codes[:, order], sensitive[:, order]
         origin, counts, part = origin[order], counts[order], new_part[order]
     piece_origin, piece_count, piece_id = (
@@ -567,7 +571,7 @@ def _partition(axes: tuple[Dimension, ...], judge: _Judge, relaxed: bool) -> Par
     # Rows of a unit take its pieces in order; rows sorted by unit line up with them.
     by_origin = np.argsort(piece_origin, kind="stable")
     piece_end = np.cumsum(piece_count[by_origin])
-    rows_by_unit = np.argsort(units.row_tuple, kind="stable")
+    rows_by_unit = np.argsort(row_unit, kind="stable")
     row_partition = np.empty(n_rows, dtype=np.int64)
     row_partition[rows_by_unit] = piece_id[by_origin][
         np.searchsorted(piece_end, np.arange(n_rows), side="right")
