@@ -59,7 +59,8 @@ class FrequencySet:
     """Distinct code tuples, their counts, and each row's tuple.
 
     Attributes:
-        codes: ``(n_tuples, n_qi)`` leaf codes of each distinct tuple.
+        codes: ``(n_tuples, n_qi)`` leaf codes of each distinct tuple, in the
+            order the tuples first appear in the rows (not sorted).
         counts: rows per tuple.
         row_tuple: for each input row, the index of its tuple.
     """
