@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -264,6 +264,10 @@ class AnonymizationConfig:
             bounds_levels=bool(self.min_levels or self.max_levels),
         )
         object.__setattr__(self, "technique", resolved.name)
+
+    def weight_vector(self, names: Sequence[str]) -> tuple[float, ...]:
+        """The weight of each quasi-identifier in ``names``, 1 where none was given."""
+        return tuple(self.weights.get(name, 1.0) for name in names)
 
     @property
     def local_recoding(self) -> bool:

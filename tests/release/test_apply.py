@@ -413,3 +413,22 @@ def test_applied_to_its_own_table_a_release_is_reproduced() -> None:
     fitted_report, applied_report = fitted.report(), applied.report()
     for key in ("algorithm", "metric", "policy", "suppression_limit", "hierarchies"):
         assert applied_report[key] == fitted_report[key], key
+
+
+def test_recorded_weights_weigh_the_applied_release_metrics(tmp_path: Path) -> None:
+    # Re-applied to the very table it was fitted on, a weighted release measures the same.
+    table = load_adult().head(3000)
+    weights = {"age": 3.0, "sex": 0.0}
+    fitted = kanonym.anonymize(
+        table,
+        quasi_identifiers=adult_hierarchies(),
+        k=5,
+        max_suppression=0.04,
+        weights=weights,
+        seed=1,
+    )
+    fitted.write(tmp_path / "out.csv", report=tmp_path / "report.json")
+    applied = apply_transformation(table, tmp_path / "report.json", seed=1)
+    assert applied.report()["weights"] == fitted.report()["weights"]
+    for name in ("loss", "entropy", "precision", "height"):
+        assert applied.metrics[name] == pytest.approx(fitted.metrics[name]), name

@@ -200,6 +200,8 @@ def _recipe(document: object, *, where: str, base_dir: Path | None, seed: int | 
             metric=metric,
             policy=policy,
             time_limit=cast(float | None, document.get("time_limit")),
+            # Reports before weights existed weighed every attribute 1.
+            weights=cast(dict[str, float], document.get("weights") or {}),
             models=tuple(cast(list[str], document.get("model_specs", []))),
             sensitive_hierarchies=cast(dict[str, str], document.get("sensitive_hierarchies", {})),
             seed=seed,
@@ -307,7 +309,12 @@ def apply_transformation(
             f"{evaluation.suppressed_rows} of {table.frame.height} rows suppressed for "
             f"k={config.k}, but the limit is {max_suppressed}; anonymize this table anew"
         )
-    context = MetricContext(encoded=encoded, frequency_set=evaluator.frequency_set, k=config.k)
+    context = MetricContext(
+        encoded=encoded,
+        frequency_set=evaluator.frequency_set,
+        k=config.k,
+        weights=config.weight_vector(encoded.names),
+    )
     solution = measure_solution(evaluation, evaluator, all_metrics(context))
     stopwatch.lap("search")
     released, chosen_seed, cells = release_node(

@@ -90,7 +90,7 @@ def release_local(table: Table, config: AnonymizationConfig, read_seconds: float
     )
     verify_models(released, quasi_identifiers=encoded.names, source=table.frame, models=models)
     stopwatch.lap("verify")
-    weights = tuple(config.weights.get(name, 1.0) for name in encoded.names)
+    weights = config.weight_vector(encoded.names)
     metrics = local_recoding_measures(
         partitioning.class_sizes(),
         k=config.k,

@@ -269,7 +269,7 @@ def build_evaluator(
             max_suppressed_rows=max_suppressed,
             sensitive=sensitive,
             method="mu-argus" if config.algorithm == "mu-argus" else "patterns",
-            weights=tuple(config.weights.get(name, 1.0) for name in encoded.names),
+            weights=config.weight_vector(encoded.names),
         )
     return NodeEvaluator(encoded, models, max_suppressed_rows=max_suppressed, sensitive=sensitive)
 
@@ -434,7 +434,7 @@ def _run(
         encoded=encoded,
         frequency_set=evaluator.frequency_set,
         k=config.k,
-        weights=tuple(config.weights.get(name, 1.0) for name in encoded.names),
+        weights=config.weight_vector(encoded.names),
     )
     metrics = all_metrics(context)
     lower, upper = level_bounds(config, hierarchies)
