@@ -36,7 +36,7 @@ import polars as pl
 
 from kanonym.errors import VerificationError
 from kanonym.hierarchy import Hierarchy
-from kanonym.verify.check import require_k_anonymous
+from kanonym.verify.check import require_k_anonymous, require_removed
 
 
 @dataclass(frozen=True)
@@ -91,9 +91,7 @@ def verify_cells(
     ``source_rows[i]`` is the input row that released row i comes from.
     Returns the blanked cells counted from the table.
     """
-    leaked = [c for c in removed_columns if c in released.columns]
-    if leaked:
-        raise VerificationError(f"release still holds identifying column(s) {leaked}")
+    require_removed(released, removed_columns)
     n = source.height
     if released.height != n or not np.array_equal(np.sort(source_rows), np.arange(n)):
         raise VerificationError(

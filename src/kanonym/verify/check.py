@@ -57,6 +57,13 @@ def measure(frame: pl.DataFrame, columns: Sequence[str], k: int) -> ClassSizeSum
     )
 
 
+def require_removed(released: pl.DataFrame, removed_columns: Collection[str]) -> None:
+    """VerificationError if the release still holds a column that had to be removed."""
+    leaked = [c for c in removed_columns if c in released.columns]
+    if leaked:
+        raise VerificationError(f"release still holds identifying column(s) {leaked}")
+
+
 def require_k_anonymous(
     released: pl.DataFrame, quasi_identifiers: Sequence[str], k: int
 ) -> ClassSizeSummary:
@@ -87,9 +94,7 @@ def verify_release(
     is k-anonymous on the quasi-identifiers; no more than ``max_suppressed_rows``
     rows are missing from the input.
     """
-    leaked = [c for c in removed_columns if c in released.columns]
-    if leaked:
-        raise VerificationError(f"release still holds identifying column(s) {leaked}")
+    require_removed(released, removed_columns)
     missing = [c for c in quasi_identifiers if c not in released.columns]
     if missing:
         raise VerificationError(f"release lacks quasi-identifier column(s) {missing}")

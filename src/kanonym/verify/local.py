@@ -33,7 +33,7 @@ import polars as pl
 
 from kanonym.errors import VerificationError
 from kanonym.hierarchy import Hierarchy
-from kanonym.verify.check import ClassSizeSummary, require_k_anonymous
+from kanonym.verify.check import ClassSizeSummary, require_k_anonymous, require_removed
 
 
 def _decimal(text: str) -> Decimal | None:
@@ -100,9 +100,7 @@ def verify_local_recoding(
     ``hierarchies``; grouped by the quasi-identifiers, every class holds at
     least k rows.
     """
-    leaked = [c for c in removed_columns if c in released.columns]
-    if leaked:
-        raise VerificationError(f"release still holds identifying column(s) {leaked}")
+    require_removed(released, removed_columns)
     expected = [c for c in source.columns if c not in removed_columns]
     if released.columns != expected:
         raise VerificationError(f"release has columns {released.columns}, expected {expected}")
