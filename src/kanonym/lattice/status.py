@@ -21,9 +21,10 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from kanonym.lattice.boxes import UNKNOWN as UNKNOWN
+from kanonym.lattice.boxes import tag_box
 from kanonym.lattice.lattice import Lattice, Node
 
-UNKNOWN = 0
 SATISFIED = 1
 FAILED = 2
 
@@ -34,20 +35,28 @@ class NodeStatus:
     def __init__(self, lattice: Lattice) -> None:
         self.lattice = lattice
         self.values: npt.NDArray[np.int8] = np.zeros(lattice.size, dtype=np.int8)
+        self._lower = np.asarray(lattice.lower, dtype=np.int64)
+        self._spans = np.asarray(lattice.spans, dtype=np.int64)
+        self._strides = np.asarray(lattice.strides, dtype=np.int64)
 
     def get(self, node: Node) -> int:
         """Status of ``node``."""
         return int(self.values[self.lattice.index(node)])
 
+    def up_box(self, node: Node) -> tuple[int, npt.NDArray[np.int64]]:
+        """The up-set of ``node`` as a box: its first index and extents."""
+        offsets = np.subtract(node, self._lower)
+        return self.lattice.index(node), self._spans - offsets
+
     def mark_satisfied(self, node: Node) -> None:
         """``node`` satisfies the model: so does every generalization of it."""
-        block = self.lattice.grid(self.values)[self.lattice.up(node)]
-        block[block == UNKNOWN] = SATISFIED
+        start, extents = self.up_box(node)
+        tag_box(self.values, start, extents, self._strides, SATISFIED)
 
     def mark_failed(self, node: Node) -> None:
         """``node`` fails the model: so does every specialization of it."""
-        block = self.lattice.grid(self.values)[self.lattice.down(node)]
-        block[block == UNKNOWN] = FAILED
+        extents = np.subtract(node, self._lower) + 1
+        tag_box(self.values, 0, extents, self._strides, FAILED)
 
     def unknown_count(self) -> int:
         """How many nodes are still undecided."""

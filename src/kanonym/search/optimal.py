@@ -51,6 +51,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kanonym.lattice import Lattice, Node, NodeStatus
+from kanonym.lattice.boxes import raise_box
 from kanonym.lattice.status import FAILED, SATISFIED, UNKNOWN
 from kanonym.search.base import SearchControl
 from kanonym.search.evaluation import NodeEvaluation, NodeEvaluator
@@ -72,6 +73,7 @@ class _Optimizer:
         self.evaluator = evaluator
         self.control = control
         self.status = NodeStatus(lattice)
+        self.strides = np.asarray(lattice.strides, dtype=np.int64)
         suppressing = evaluator.max_suppressed_rows > 0
         # When acceptance is only implied by a monotone proxy (cell suppression),
         # a node satisfying the proxy by inference must still be checked and scored.
@@ -121,8 +123,8 @@ class _Optimizer:
 
     def raise_bounds(self, node: Node, bound: float) -> None:
         """``bound`` holds for every generalization of ``node``: raise their lower bounds."""
-        above = self.lattice.grid(self.lower)[self.lattice.up(node)]
-        np.maximum(above, bound, out=above)
+        start, extents = self.status.up_box(node)
+        raise_box(self.lower, start, extents, self.strides, bound)
 
     def check(self, node: Node) -> bool:
         hopeless = self.prunable(self.lattice.index(node))
@@ -132,7 +134,9 @@ class _Optimizer:
                 self.wasted += 1
             else:
                 self.useful += 1
-        if evaluation.bound is not None:
+        # A satisfying node's generalizations are tagged satisfied, and under a
+        # monotone metric never scored: their bounds would not be read again.
+        if evaluation.bound is not None and not (evaluation.feasible and self.monotone):
             self.raise_bounds(node, evaluation.bound)
         if evaluation.feasible:
             self.status.mark_satisfied(node)

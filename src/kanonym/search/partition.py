@@ -97,15 +97,26 @@ class Rollup:
             histograms=dict(histograms or {}),
         )
         self.counter = np.zeros(1024, dtype=np.int64)
+        # Reusable buffers sized to the frequency set, the largest possible
+        # source: keys (int32 for dense key spaces, int64 for hashed ones) and
+        # the dense count's working arrays.
+        tuples = len(frequency_set.counts)
+        self._keys32 = np.empty(tuples, dtype=np.int32)
+        self._keys64 = np.empty(tuples, dtype=np.int64)
+        self._scratch = np.empty((2, tuples), dtype=np.int64)
+        self._no_classes = np.empty(0, dtype=np.int64)
         # Values per attribute and level, for the radices of a node's keys.
         self.cardinalities = [
             [a.cardinality(level) for level in range(a.height + 1)] for a in encoded.attributes
         ]
         # Every tuple's code at every level, [attribute, level, tuple], padded to
-        # the tallest hierarchy: keys are read from contiguous streams.
+        # the tallest hierarchy: keys are read from contiguous streams, of
+        # uint16 when every level has at most 65,536 values (kernels.py).
         tallest = max((a.height for a in encoded.attributes), default=0) + 1
+        widest = max((max(c) for c in self.cardinalities), default=1)
         self.generalized = np.zeros(
-            (len(encoded.attributes), tallest, len(frequency_set.counts)), dtype=np.int32
+            (len(encoded.attributes), tallest, len(frequency_set.counts)),
+            dtype=np.uint16 if widest <= 1 << 16 else np.int32,
         )
         for a, attribute in enumerate(encoded.attributes):
             leaves = np.ascontiguousarray(frequency_set.codes[:, a])
@@ -124,7 +135,8 @@ class Rollup:
 
     def partition(self, node: Node, source: Partition) -> Partition:
         """The partition of ``node``, rolled up from ``source`` (a specialization of it)."""
-        return self.group(node, source)[0]
+        # Rows' classes are needed only to add sensitive-value histograms up.
+        return self._group(node, source, with_classes=bool(source.histograms))[0]
 
     def group(self, node: Node, source: Partition) -> tuple[Partition, IntArray]:
         """The partition of ``node`` and the class of each row of the source used.
@@ -133,8 +145,12 @@ class Rollup:
         when ``source`` is too large to pay; grouping from ``self.base`` gives
         every frequency-set tuple's class.
         """
+        return self._group(node, source, with_classes=True)
+
+    def _group(
+        self, node: Node, source: Partition, *, with_classes: bool
+    ) -> tuple[Partition, IntArray]:
         counts = [values[level] for values, level in zip(self.cardinalities, node, strict=True)]
-        radices = np.array(counts, dtype=np.int64)
         space = math.prod(counts)
         if space >= KEY_LIMIT:
             # Too many combinations for one integer key: group the code rows directly.
@@ -148,14 +164,21 @@ class Rollup:
             return self._with_histograms(node, members, sizes, class_of, source)
         if source.n_classes * _ROLLUP_ADVANTAGE >= self.base.n_classes:
             source = self.base
-        keys = class_keys(
-            self.generalized, np.asarray(node, dtype=np.int64), source.members, radices
-        )
+        levels = np.asarray(node, dtype=np.int64)
         if space <= _DENSE_SLOTS:
+            keys32 = self._keys32
+            class_keys(self.generalized, levels, source.members, np.array(counts, np.int32), keys32)
             if len(self.counter) < space:
                 self.counter = np.zeros(max(space, 2 * len(self.counter)), dtype=np.int64)
-            members, sizes, class_of = count_dense(keys, source.sizes, source.members, self.counter)
+            class_of = (
+                np.empty(source.n_classes, dtype=np.int64) if with_classes else self._no_classes
+            )
+            members, sizes = count_dense(
+                keys32, source.sizes, source.members, self.counter, self._scratch, class_of
+            )
         else:
+            keys = self._keys64[: source.n_classes]
+            class_keys(self.generalized, levels, source.members, np.array(counts), keys)
             members, sizes, class_of = count_hashed(keys, source.sizes, source.members)
         return self._with_histograms(node, members, sizes, class_of, source)
 
