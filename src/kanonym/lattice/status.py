@@ -21,8 +21,8 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from kanonym.lattice.boxes import UNKNOWN as UNKNOWN
-from kanonym.lattice.boxes import tag_box
+from kanonym.lattice.kernels import UNKNOWN as UNKNOWN
+from kanonym.lattice.kernels import tag_box
 from kanonym.lattice.lattice import Lattice, Node
 
 SATISFIED = 1

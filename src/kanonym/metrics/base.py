@@ -25,12 +25,41 @@ from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
+from numba import njit
 
 from kanonym.encode import EncodedTable, FrequencySet
 from kanonym.lattice import Node
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
+
+
+@njit(cache=True, nogil=True)
+def class_totals(
+    sizes: IntArray, satisfied: npt.NDArray[np.bool_]
+) -> tuple[int, int, float, float]:
+    """Rows in failing classes, passing classes, and ``sum(|E|^2)`` over all
+    classes and over passing ones, in one pass (NumPy's masked sums cost about
+    four times more on the many classes of nodes low in the lattice).
+
+    Example:
+        >>> class_totals(np.array([3, 1, 2]), np.array([True, False, True]))
+        (1, 2, 14.0, 13.0)
+    """
+    suppressed = 0
+    released = 0
+    squares = 0.0
+    released_squares = 0.0
+    for c in range(sizes.shape[0]):
+        size = sizes[c]
+        square = float(size) * float(size)
+        squares += square
+        if satisfied[c]:
+            released += 1
+            released_squares += square
+        else:
+            suppressed += size
+    return suppressed, released, squares, released_squares
 
 
 @dataclass(frozen=True, eq=False)
@@ -54,10 +83,29 @@ class ClassView:
         at the node's levels (dense codes of ``EncodedAttribute.level_labels``)."""
         return self.class_codes()
 
+    @cached_property
+    def _totals(self) -> tuple[int, int, float, float]:
+        return class_totals(self.sizes, self.satisfied)
+
     @property
     def suppressed_rows(self) -> int:
         """Rows in classes that fail the models."""
-        return int(self.sizes[~self.satisfied].sum())
+        return self._totals[0]
+
+    @property
+    def released_classes(self) -> int:
+        """Classes that satisfy the models."""
+        return self._totals[1]
+
+    @property
+    def sum_of_squares(self) -> float:
+        """``sum(|E|^2)`` over all classes (DM*)."""
+        return self._totals[2]
+
+    @property
+    def released_sum_of_squares(self) -> float:
+        """``sum(|E|^2)`` over the classes that satisfy the models (DM's released part)."""
+        return self._totals[3]
 
 
 @dataclass(frozen=True, eq=False)

@@ -30,12 +30,6 @@ from kanonym.lattice import Node
 from kanonym.metrics.base import ClassView, FloatArray, MetricContext
 
 
-def _sum_of_squares(sizes: npt.NDArray[np.int64]) -> float:
-    """``sum(|E|^2)`` over the given class sizes (DM*; DM's released part)."""
-    as_float = sizes.astype(np.float64)
-    return float(np.dot(as_float, as_float))
-
-
 def _class_count_bound(context: MetricContext, levels: npt.NDArray[np.int16]) -> FloatArray:
     """For every node, ``n^2 / (most classes it can have)``: a lower bound on DM*.
 
@@ -125,11 +119,11 @@ class DiscernibilityStar:
 
     def inherited_bound(self, classes: ClassView) -> float | None:
         """DM* itself, since it is monotone."""
-        return self.score((), classes)
+        return classes.sum_of_squares
 
     def score(self, node: Node, classes: ClassView) -> float:
         """``sum(|E|^2)`` over all classes."""
-        return _sum_of_squares(classes.sizes)
+        return classes.sum_of_squares
 
 
 class Discernibility:
@@ -155,12 +149,11 @@ class Discernibility:
 
     def inherited_bound(self, classes: ClassView) -> float | None:
         """DM* of the node, a lower bound on DM of every generalization."""
-        return _sum_of_squares(classes.sizes)
+        return classes.sum_of_squares
 
     def score(self, node: Node, classes: ClassView) -> float:
         """``sum(|E|^2 for kept E) + n * suppressed``."""
-        kept = _sum_of_squares(classes.sizes[classes.satisfied])
-        return kept + self.context.n_rows * classes.suppressed_rows
+        return classes.released_sum_of_squares + self.context.n_rows * classes.suppressed_rows
 
 
 class NonUniformEntropy(_LevelTableMetric):

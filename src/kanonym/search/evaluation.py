@@ -162,8 +162,9 @@ class NodeEvaluator:
 
     def partition(self, node: Node) -> Partition:
         """The classes of ``node`` (codes, sizes, sensitive histograms), rolled up."""
-        partition = self._rollup.partition(node, self._partitions.best_source(node))
-        self._partitions.add(partition)
+        levels = np.array(node, dtype=np.int64)
+        partition = self._rollup.partition(node, self._partitions.best_source(levels), levels)
+        self._partitions.add(partition, levels)
         return partition
 
     def view(self, node: Node) -> ClassView:
@@ -218,7 +219,7 @@ class NodeEvaluator:
         evaluation = NodeEvaluation(
             node=node,
             suppressed_rows=suppressed,
-            released_classes=int(np.count_nonzero(view.satisfied)),
+            released_classes=view.released_classes,
             satisfied=suppressed <= self.max_suppressed_rows,
             score=None if metric is None else metric.score(node, view),
             bound=None if metric is None else metric.inherited_bound(view),

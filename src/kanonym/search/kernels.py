@@ -24,7 +24,6 @@ import numpy.typing as npt
 from numba import njit
 
 IntArray = npt.NDArray[np.int64]
-Int16Array = npt.NDArray[np.int16]
 # Codes per level are uint16 when every level has at most 65,536 values (half
 # the memory traffic of int32); keys are int32 when the key space allows
 # (AVX2 multiplies 32-bit lanes, not 64-bit ones: about 1.7 times faster).
@@ -113,7 +112,39 @@ def count_dense(
 
 
 @njit(cache=True, nogil=True)
-def fewest_below(nodes: Int16Array, classes: IntArray, node: Int16Array) -> int:
+def dense_classes(
+    generalized: CodeArray,
+    cardinalities: IntArray,
+    levels: IntArray,
+    members: IntArray,
+    sizes: IntArray,
+    counter: IntArray,
+    keys: npt.NDArray[np.int32],
+    scratch: IntArray,
+    class_of: IntArray,
+) -> tuple[IntArray, IntArray, bool]:
+    """The classes at ``levels`` of the rows ``members`` (with ``sizes``), by
+    :func:`class_keys` and :func:`count_dense`, in one call.
+
+    ``cardinalities[attribute, level]`` gives the radices. When the key space
+    exceeds the counter, nothing is computed and the flag is False (the
+    caller hashes instead).
+    """
+    m = levels.shape[0]
+    radices = np.empty(m, dtype=np.int32)
+    space = 1
+    for a in range(m):
+        radices[a] = cardinalities[a, levels[a]]
+        space *= radices[a]
+        if space > counter.shape[0]:
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), False
+    class_keys(generalized, levels, members, radices, keys)
+    class_members, class_sizes = count_dense(keys, sizes, members, counter, scratch, class_of)
+    return class_members, class_sizes, True
+
+
+@njit(cache=True, nogil=True)
+def fewest_below(nodes: IntArray, classes: IntArray, node: IntArray) -> int:
     """The row of ``nodes`` at or below ``node`` with the fewest ``classes`` (-1: none).
 
     Rows are the nodes of kept partitions; ties go to the first row.

@@ -51,7 +51,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kanonym.lattice import Lattice, Node, NodeStatus
-from kanonym.lattice.boxes import raise_box
+from kanonym.lattice.kernels import raise_box, upward_path
 from kanonym.lattice.status import FAILED, SATISFIED, UNKNOWN
 from kanonym.search.base import SearchControl
 from kanonym.search.evaluation import NodeEvaluation, NodeEvaluator
@@ -74,6 +74,8 @@ class _Optimizer:
         self.control = control
         self.status = NodeStatus(lattice)
         self.strides = np.asarray(lattice.strides, dtype=np.int64)
+        self.spans = np.asarray(lattice.spans, dtype=np.int64)
+        self.origin = np.asarray(lattice.lower, dtype=np.int64)
         suppressing = evaluator.max_suppressed_rows > 0
         # When acceptance is only implied by a monotone proxy (cell suppression),
         # a node satisfying the proxy by inference must still be checked and scored.
@@ -126,8 +128,9 @@ class _Optimizer:
         start, extents = self.status.up_box(node)
         raise_box(self.lower, start, extents, self.strides, bound)
 
-    def check(self, node: Node) -> bool:
-        hopeless = self.prunable(self.lattice.index(node))
+    def check(self, index: int, node: Node) -> bool:
+        """Evaluate the node at ``index`` and record what its outcome implies."""
+        hopeless = self.prunable(index)
         evaluation = self.evaluator.evaluate(node)
         if hopeless:
             if evaluation.feasible:
@@ -150,38 +153,31 @@ class _Optimizer:
             )
         return evaluation.feasible
 
-    def path_from(self, start: Node) -> list[Node]:
-        """An upward path of undecided nodes from ``start``.
+    def check_on(self, path: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]], at: int) -> bool:
+        """:meth:`check` the ``at``-th node of a path from :meth:`path_from`."""
+        indices, levels = path
+        return self.check(int(indices[at]), tuple(levels[at].tolist()))
+
+    def path_from(self, start: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """An upward path of undecided nodes from the node at index ``start``:
+        its node indices and levels.
 
         The path may pass nodes that cannot beat the incumbent, since one of
         them failing tags its whole specialization set as failed at once; with
         suppression it does so only while such checks have failed at least half
         the time.
         """
-        path = [start]
-        lattice, values, lower = self.lattice, self.status.values, self.lower
         passing = self.always_pass or self.useful >= self.wasted
         limit = None if passing else self.limit()
-        # Index arithmetic: one level up in attribute d is the next stride.
-        levels, index = list(start), lattice.index(start)
-        heights, strides = lattice.heights, lattice.strides
-        while True:
-            # The first attribute whose step up leads to an undecided node worth it.
-            up = next(
-                (
-                    d
-                    for d in range(len(levels))
-                    if levels[d] < heights[d]
-                    and values[index + strides[d]] == UNKNOWN
-                    and (limit is None or not lower[index + strides[d]] > limit)
-                ),
-                None,
-            )
-            if up is None:
-                return path
-            levels[up] += 1
-            index += strides[up]
-            path.append(tuple(levels))
+        return upward_path(
+            self.status.values,
+            self.lower,
+            start,
+            self.origin,
+            self.spans,
+            self.strides,
+            np.inf if limit is None else limit,
+        )
 
     def run_exhaustive(self) -> list[NodeEvaluation]:
         """Every node not ruled out by its bound, cheapest bound first; no inference."""
@@ -202,42 +198,55 @@ class _Optimizer:
         known = self.status.values[index]
         if known == FAILED or self.prunable(index):
             return
-        node = self.lattice.node(index)
         if known == UNKNOWN:
-            path = self.path_from(node)
-            low, high = 0, len(path)
+            path = self.path_from(index)
+            low, high = 0, len(path[0])
             # A failing top decides the whole path with one check, which
             # is the common case among the nodes that could still win.
-            if not self.check(path[-1]):
+            if not self.check_on(path, high - 1):
                 return
             while low < high:
                 middle = (low + high) // 2
-                if self.check(path[middle]):
+                if self.check_on(path, middle):
                     high = middle
                 else:
                     low = middle + 1
         elif not self.monotone and known == SATISFIED:
             # Satisfied by inference: a non-monotone metric must still score it.
-            self.consider(self.evaluator.evaluate(node))
+            self.consider(self.evaluator.evaluate(self.lattice.node(index)))
 
     def run(self) -> list[NodeEvaluation]:
         if not self.models_monotone:
             return self.run_exhaustive()
         lattice = self.lattice
-        # Bottom-up like Flash: lowest height first, then lowest bound.
-        order = np.lexsort((np.arange(lattice.size), self.lower, lattice.node_heights))
-        for start in range(0, lattice.size, _BLOCK):
-            block = order[start : start + _BLOCK]
-            # Most nodes are long decided or ruled out by the time the loop
-            # reaches them: filter a block at once, re-test survivors one by one.
+        # Bottom-up like Flash: lowest height first, then lowest bound. Each
+        # height is ordered when the loop reaches it, by the bounds raised so
+        # far, among the nodes still undecided (sorting the whole lattice up
+        # front cost more than most small searches).
+        heights = lattice.node_heights
+        by_height = np.argsort(heights, kind="stable")
+        ends = np.searchsorted(heights[by_height], np.arange(lattice.max_height + 1), "right")
+        start = 0
+        for end in ends.tolist():
+            group = by_height[start:end]
+            start = end
+            group = group[self.status.values[group] != FAILED]
             limit = self.limit()
-            alive = self.status.values[block] != FAILED
             if limit is not None:
-                alive &= self.lower[block] <= limit
-            for index in block[alive].tolist():
-                if self.control.expired():
-                    return [] if self.best is None else [self.best]
-                self.visit(index)
+                group = group[self.lower[group] <= limit]
+            group = group[np.argsort(self.lower[group], kind="stable")]
+            for first in range(0, len(group), _BLOCK):
+                block = group[first : first + _BLOCK]
+                # Most nodes are decided or ruled out by the time the loop
+                # reaches them: filter a block at once, re-test survivors one by one.
+                limit = self.limit()
+                alive = self.status.values[block] != FAILED
+                if limit is not None:
+                    alive &= self.lower[block] <= limit
+                for index in block[alive].tolist():
+                    if self.control.expired():
+                        return [] if self.best is None else [self.best]
+                    self.visit(index)
         return [] if self.best is None else [self.best]
 
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 import numpy as np
 import numpy.typing as npt
@@ -42,9 +43,11 @@ from kanonym.encode import EncodedTable, FrequencySet
 from kanonym.encode.frequency import KEY_LIMIT
 from kanonym.encode.grouping import count_hashed
 from kanonym.lattice import Node
-from kanonym.search.kernels import class_keys, count_dense, fewest_below, sum_rows
+from kanonym.search.kernels import class_keys, dense_classes, fewest_below, sum_rows
 
 IntArray = npt.NDArray[np.int64]
+
+_NO_HISTOGRAMS: Mapping[str, IntArray] = MappingProxyType({})
 
 # Key spaces up to this many slots are counted in one reusable dense counter
 # (8 MiB), larger ones in a hash table (benchmarks/README.md).
@@ -96,7 +99,8 @@ class Rollup:
             sizes=frequency_set.counts,
             histograms=dict(histograms or {}),
         )
-        self.counter = np.zeros(1024, dtype=np.int64)
+        # Zeroed lazily by the system: only the pages a count touches cost.
+        self.counter = np.zeros(_DENSE_SLOTS, dtype=np.int64)
         # Reusable buffers sized to the frequency set, the largest possible
         # source: keys (int32 for dense key spaces, int64 for hashed ones) and
         # the dense count's working arrays.
@@ -114,6 +118,9 @@ class Rollup:
         # uint16 when every level has at most 65,536 values (kernels.py).
         tallest = max((a.height for a in encoded.attributes), default=0) + 1
         widest = max((max(c) for c in self.cardinalities), default=1)
+        self._radices = np.ones((len(encoded.attributes), tallest), dtype=np.int64)
+        for a, values in enumerate(self.cardinalities):
+            self._radices[a, : len(values)] = values
         self.generalized = np.zeros(
             (len(encoded.attributes), tallest, len(frequency_set.counts)),
             dtype=np.uint16 if widest <= 1 << 16 else np.int32,
@@ -133,10 +140,13 @@ class Rollup:
             axis=1,
         ).reshape(len(partition.members), len(partition.node))
 
-    def partition(self, node: Node, source: Partition) -> Partition:
-        """The partition of ``node``, rolled up from ``source`` (a specialization of it)."""
+    def partition(self, node: Node, source: Partition, levels: IntArray | None = None) -> Partition:
+        """The partition of ``node``, rolled up from ``source`` (a specialization of it).
+
+        ``levels`` may give ``node`` as an int64 array already made.
+        """
         # Rows' classes are needed only to add sensitive-value histograms up.
-        return self._group(node, source, with_classes=bool(source.histograms))[0]
+        return self._group(node, source, bool(source.histograms), levels)[0]
 
     def group(self, node: Node, source: Partition) -> tuple[Partition, IntArray]:
         """The partition of ``node`` and the class of each row of the source used.
@@ -145,51 +155,54 @@ class Rollup:
         when ``source`` is too large to pay; grouping from ``self.base`` gives
         every frequency-set tuple's class.
         """
-        return self._group(node, source, with_classes=True)
+        return self._group(node, source, True, None)
 
     def _group(
-        self, node: Node, source: Partition, *, with_classes: bool
+        self, node: Node, source: Partition, with_classes: bool, levels: IntArray | None
     ) -> tuple[Partition, IntArray]:
-        counts = [values[level] for values, level in zip(self.cardinalities, node, strict=True)]
-        space = math.prod(counts)
-        if space >= KEY_LIMIT:
-            # Too many combinations for one integer key: group the code rows directly.
-            columns = [self.generalized[a, level, source.members] for a, level in enumerate(node)]
+        if levels is None:
+            levels = np.array(node, dtype=np.int64)
+        if source.n_classes * _ROLLUP_ADVANTAGE >= self.base.n_classes:
+            source = self.base
+        class_of = np.empty(source.n_classes, dtype=np.int64) if with_classes else self._no_classes
+        members, sizes, dense = dense_classes(
+            self.generalized,
+            self._radices,
+            levels,
+            source.members,
+            source.sizes,
+            self.counter,
+            self._keys32,
+            self._scratch,
+            class_of,
+        )
+        if not dense:
+            members, sizes, class_of = self._sparse_classes(levels, source)
+        if not source.histograms:
+            return Partition(node, members, sizes, _NO_HISTOGRAMS), class_of
+        # Sensitive-value histograms of merged classes add up.
+        histograms = {
+            name: sum_rows(class_of, rows, len(sizes)) for name, rows in source.histograms.items()
+        }
+        return Partition(node, members, sizes, histograms), class_of
+
+    def _sparse_classes(
+        self, levels: IntArray, source: Partition
+    ) -> tuple[IntArray, IntArray, IntArray]:
+        """Classes for key spaces too large for the dense counter: hashed keys,
+        or, beyond 64-bit keys, the code rows themselves."""
+        counts = self._radices[np.arange(len(levels)), levels]
+        if math.prod(counts.tolist()) >= KEY_LIMIT:
+            columns = [self.generalized[a, level, source.members] for a, level in enumerate(levels)]
             _, first, inverse = np.unique(
                 np.column_stack(columns), axis=0, return_index=True, return_inverse=True
             )
             class_of = inverse.astype(np.int64).reshape(-1)
             sizes = np.bincount(class_of, weights=source.sizes).astype(np.int64)
-            members = source.members[first]
-            return self._with_histograms(node, members, sizes, class_of, source)
-        if source.n_classes * _ROLLUP_ADVANTAGE >= self.base.n_classes:
-            source = self.base
-        levels = np.asarray(node, dtype=np.int64)
-        if space <= _DENSE_SLOTS:
-            keys32 = self._keys32
-            class_keys(self.generalized, levels, source.members, np.array(counts, np.int32), keys32)
-            if len(self.counter) < space:
-                self.counter = np.zeros(max(space, 2 * len(self.counter)), dtype=np.int64)
-            class_of = (
-                np.empty(source.n_classes, dtype=np.int64) if with_classes else self._no_classes
-            )
-            members, sizes = count_dense(
-                keys32, source.sizes, source.members, self.counter, self._scratch, class_of
-            )
-        else:
-            keys = self._keys64[: source.n_classes]
-            class_keys(self.generalized, levels, source.members, np.array(counts), keys)
-            members, sizes, class_of = count_hashed(keys, source.sizes, source.members)
-        return self._with_histograms(node, members, sizes, class_of, source)
-
-    def _with_histograms(
-        self, node: Node, members: IntArray, sizes: IntArray, class_of: IntArray, source: Partition
-    ) -> tuple[Partition, IntArray]:
-        # Sensitive-value histograms of merged classes add up.
-        histograms = {
-            name: sum_rows(class_of, rows, len(sizes)) for name, rows in source.histograms.items()
-        }
-        return Partition(node=node, members=members, sizes=sizes, histograms=histograms), class_of
+            return source.members[first], sizes, class_of
+        keys = self._keys64[: source.n_classes]
+        class_keys(self.generalized, levels, source.members, counts, keys)
+        return count_hashed(keys, source.sizes, source.members)
 
 
 class PartitionCache:
@@ -208,33 +221,34 @@ class PartitionCache:
         self.budget = budget
         self.ring_slots = slots
         self._partitions: list[Partition | None] = [None] * slots
-        self._nodes = np.zeros((slots, len(base.node)), dtype=np.int16)
+        self._nodes = np.zeros((slots, len(base.node)), dtype=np.int64)
         # Empty slots hold an impossible class count, so they are never chosen.
         self._classes = np.full(slots, self._NONE, dtype=np.int64)
         self._next = 0
         self._stored = 0
 
-    def best_source(self, node: Node) -> Partition:
-        """The kept specialization of ``node`` with the fewest classes (or the base)."""
-        slot = fewest_below(self._nodes, self._classes, np.array(node, dtype=np.int16))
+    def best_source(self, levels: IntArray) -> Partition:
+        """The kept specialization of the node with ``levels`` with the fewest
+        classes (or the base)."""
+        slot = fewest_below(self._nodes, self._classes, levels)
         chosen = self._partitions[slot] if slot >= 0 else None
         if chosen is None or chosen.n_classes >= self.base.n_classes:
             return self.base
         return chosen
 
-    def _place(self, slot: int, partition: Partition) -> None:
-        old = self._partitions[slot]
-        if old is not None:
-            self._stored -= old.members.size
-        self._partitions[slot] = partition
-        self._nodes[slot] = partition.node
-        self._classes[slot] = partition.n_classes
-        self._stored += partition.members.size
-
-    def add(self, partition: Partition) -> None:
-        """Keep ``partition`` in the ring if it is worth it, replacing the oldest entry."""
-        size = partition.members.size
-        if partition.n_classes >= self.base.n_classes // 2 or self._stored + size > self.budget:
+    def add(self, partition: Partition, levels: IntArray) -> None:
+        """Keep ``partition`` (of the node with ``levels``) in the ring if it is
+        worth it, replacing the oldest entry."""
+        size = partition.n_classes
+        if size >= self.base.n_classes // 2:
             return
-        self._place(self._next, partition)
-        self._next = (self._next + 1) % self.ring_slots
+        slot = self._next
+        old = self._partitions[slot]
+        stored = self._stored - (0 if old is None else old.n_classes) + size
+        if stored > self.budget:
+            return
+        self._partitions[slot] = partition
+        self._nodes[slot] = levels
+        self._classes[slot] = size
+        self._stored = stored
+        self._next = (slot + 1) % self.ring_slots
