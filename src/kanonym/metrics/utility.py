@@ -30,6 +30,12 @@ from kanonym.lattice import Node
 from kanonym.metrics.base import ClassView, FloatArray, MetricContext
 
 
+def _level_columns(levels: npt.NDArray[np.int16]) -> npt.NDArray[np.intp]:
+    """``levels`` as one contiguous index column per attribute (gathers by a
+    strided int16 column cost about twice as much)."""
+    return np.ascontiguousarray(levels.T, dtype=np.intp)
+
+
 def _class_count_bound(context: MetricContext, levels: npt.NDArray[np.int16]) -> FloatArray:
     """For every node, ``n^2 / (most classes it can have)``: a lower bound on DM*.
 
@@ -38,13 +44,14 @@ def _class_count_bound(context: MetricContext, levels: npt.NDArray[np.int16]) ->
     of generalized values, and no more than the frequency set has tuples. That
     count never grows under generalization, so the bound is monotone.
     """
+    columns = _level_columns(levels)
     combinations = np.ones(levels.shape[0], dtype=np.float64)
     for a, attribute in enumerate(context.encoded.attributes):
         per_level = np.array(
             [attribute.cardinality(level) for level in range(attribute.height + 1)],
             dtype=np.float64,
         )
-        combinations *= per_level[levels[:, a]]
+        combinations *= per_level.take(columns[a])
     most_classes = np.minimum(combinations, float(len(context.frequency_set.counts)))
     return float(context.n_rows) ** 2 / most_classes
 
@@ -53,9 +60,10 @@ def _per_level_sums(
     tables: list[list[float]], weights: tuple[float, ...], levels: npt.NDArray[np.int16]
 ) -> FloatArray:
     """Sum over attributes of ``weights[a] * tables[a][level_a]`` for every row of ``levels``."""
+    columns = _level_columns(levels)
     total = np.zeros(levels.shape[0], dtype=np.float64)
     for a, table in enumerate(tables):
-        total += weights[a] * np.asarray(table, dtype=np.float64)[levels[:, a]]
+        total += weights[a] * np.asarray(table, dtype=np.float64).take(columns[a])
     return total
 
 

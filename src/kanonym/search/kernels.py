@@ -32,6 +32,17 @@ KeyArray = npt.NDArray[np.int32] | IntArray
 
 
 @njit(cache=True, nogil=True)
+def generalize_column(codes: IntArray, column: int, level_maps: IntArray, out: CodeArray) -> None:
+    """``out[level, t] = level_maps[level, codes[t, column]]``: every tuple's
+    code at every level of one attribute, in one pass over the tuples."""
+    levels = level_maps.shape[0]
+    for t in range(codes.shape[0]):
+        leaf = codes[t, column]
+        for level in range(levels):
+            out[level, t] = level_maps[level, leaf]
+
+
+@njit(cache=True, nogil=True)
 def class_keys(
     generalized: CodeArray, levels: IntArray, members: IntArray, radices: KeyArray, keys: KeyArray
 ) -> None:
@@ -122,25 +133,26 @@ def dense_classes(
     keys: npt.NDArray[np.int32],
     scratch: IntArray,
     class_of: IntArray,
-) -> tuple[IntArray, IntArray, bool]:
+) -> tuple[IntArray, IntArray, int]:
     """The classes at ``levels`` of the rows ``members`` (with ``sizes``), by
     :func:`class_keys` and :func:`count_dense`, in one call.
 
-    ``cardinalities[attribute, level]`` gives the radices. When the key space
-    exceeds the counter, nothing is computed and the flag is False (the
-    caller hashes instead).
+    ``cardinalities[attribute, level]`` gives the radices. Returns the
+    classes' members and sizes, and 0; or, when the key space exceeds the
+    counter, empty arrays and the key space (capped just above 2**31, beyond
+    int32 keys), for the caller to grow the counter or hash instead.
     """
     m = levels.shape[0]
     radices = np.empty(m, dtype=np.int32)
     space = 1
     for a in range(m):
         radices[a] = cardinalities[a, levels[a]]
-        space *= radices[a]
-        if space > counter.shape[0]:
-            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), False
+        space = min(space * radices[a], 1 << 31)
+    if space > counter.shape[0]:
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), space
     class_keys(generalized, levels, members, radices, keys)
     class_members, class_sizes = count_dense(keys, sizes, members, counter, scratch, class_of)
-    return class_members, class_sizes, True
+    return class_members, class_sizes, 0
 
 
 @njit(cache=True, nogil=True)

@@ -41,9 +41,15 @@ import numpy.typing as npt
 
 from kanonym.encode import EncodedTable, FrequencySet
 from kanonym.encode.frequency import KEY_LIMIT
-from kanonym.encode.grouping import count_hashed
+from kanonym.encode.grouping import HashTable, count_into
 from kanonym.lattice import Node
-from kanonym.search.kernels import class_keys, dense_classes, fewest_below, sum_rows
+from kanonym.search.kernels import (
+    class_keys,
+    dense_classes,
+    fewest_below,
+    generalize_column,
+    sum_rows,
+)
 
 IntArray = npt.NDArray[np.int64]
 
@@ -99,8 +105,8 @@ class Rollup:
             sizes=frequency_set.counts,
             histograms=dict(histograms or {}),
         )
-        # Zeroed lazily by the system: only the pages a count touches cost.
-        self.counter = np.zeros(_DENSE_SLOTS, dtype=np.int64)
+        # Grown on demand up to _DENSE_SLOTS.
+        self.counter = np.zeros(1024, dtype=np.int64)
         # Reusable buffers sized to the frequency set, the largest possible
         # source: keys (int32 for dense key spaces, int64 for hashed ones) and
         # the dense count's working arrays.
@@ -109,6 +115,7 @@ class Rollup:
         self._keys64 = np.empty(tuples, dtype=np.int64)
         self._scratch = np.empty((2, tuples), dtype=np.int64)
         self._no_classes = np.empty(0, dtype=np.int64)
+        self._table: HashTable | None = None
         # Values per attribute and level, for the radices of a node's keys.
         self.cardinalities = [
             [a.cardinality(level) for level in range(a.height + 1)] for a in encoded.attributes
@@ -126,9 +133,9 @@ class Rollup:
             dtype=np.uint16 if widest <= 1 << 16 else np.int32,
         )
         for a, attribute in enumerate(encoded.attributes):
-            leaves = np.ascontiguousarray(frequency_set.codes[:, a])
-            for level, level_map in enumerate(attribute.level_maps):
-                self.generalized[a, level] = level_map[leaves]
+            generalize_column(
+                frequency_set.codes, a, np.stack(attribute.level_maps), self.generalized[a]
+            )
 
     def codes(self, partition: Partition) -> IntArray:
         """``(classes, attributes)``: each class's code per attribute at its node's levels."""
@@ -165,7 +172,7 @@ class Rollup:
         if source.n_classes * _ROLLUP_ADVANTAGE >= self.base.n_classes:
             source = self.base
         class_of = np.empty(source.n_classes, dtype=np.int64) if with_classes else self._no_classes
-        members, sizes, dense = dense_classes(
+        members, sizes, space = dense_classes(
             self.generalized,
             self._radices,
             levels,
@@ -176,8 +183,12 @@ class Rollup:
             self._scratch,
             class_of,
         )
-        if not dense:
-            members, sizes, class_of = self._sparse_classes(levels, source)
+        if space > _DENSE_SLOTS:
+            members, sizes, class_of = self._sparse_classes(levels, source, class_of)
+        elif space > 0:
+            # The counter was too small: grow it and count again.
+            self.counter = np.zeros(min(max(space, 2 * len(self.counter)), _DENSE_SLOTS), np.int64)
+            return self._group(node, source, with_classes, levels)
         if not source.histograms:
             return Partition(node, members, sizes, _NO_HISTOGRAMS), class_of
         # Sensitive-value histograms of merged classes add up.
@@ -187,7 +198,7 @@ class Rollup:
         return Partition(node, members, sizes, histograms), class_of
 
     def _sparse_classes(
-        self, levels: IntArray, source: Partition
+        self, levels: IntArray, source: Partition, class_of: IntArray
     ) -> tuple[IntArray, IntArray, IntArray]:
         """Classes for key spaces too large for the dense counter: hashed keys,
         or, beyond 64-bit keys, the code rows themselves."""
@@ -202,7 +213,13 @@ class Rollup:
             return source.members[first], sizes, class_of
         keys = self._keys64[: source.n_classes]
         class_keys(self.generalized, levels, source.members, counts, keys)
-        return count_hashed(keys, source.sizes, source.members)
+        if self._table is None:
+            self._table = HashTable(self.base.n_classes)
+        table = self._table
+        members, sizes = count_into(
+            keys, source.sizes, source.members, table.slots, table.scratch, class_of
+        )
+        return members, sizes, class_of
 
 
 class PartitionCache:
