@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import inspect
+import subprocess
+import sys
 
 import kanonym
 
@@ -34,12 +36,37 @@ def test_all_names_exist() -> None:
 
 
 def test_all_is_complete() -> None:
+    # dir() includes the names loaded on first use (kanonym._lazy).
     public = {
         name
-        for name, value in vars(kanonym).items()
-        if not name.startswith("_") and not inspect.ismodule(value)
+        for name in dir(kanonym)
+        if not name.startswith("_") and not inspect.ismodule(getattr(kanonym, name))
     }
     assert public == set(kanonym.__all__) - {"__version__"}
+
+
+def test_a_run_loads_no_attack_ledger_or_html_module() -> None:
+    # Importing the package and anonymizing must not load the optional layers
+    # (they cost about 70 ms of every command-line run); a fresh interpreter
+    # tells, since this one has loaded everything.
+    code = (
+        "import sys, kanonym, kanonym.cli.main; "
+        "print(sorted(m for m in sys.modules if m.startswith(("
+        "'kanonym.attacks.measures', 'kanonym.release.ledger', 'kanonym.report.html', 'rich'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_lazy_names_resolve_to_their_modules() -> None:
+    assert kanonym.risk.__module__ == "kanonym.attacks.api"
+    assert kanonym.Ledger.__module__ == "kanonym.release.ledger"
+    try:
+        kanonym.no_such_name  # noqa: B018
+    except AttributeError as error:
+        assert "no_such_name" in str(error)
+    else:
+        raise AssertionError("an unknown name must raise AttributeError")
 
 
 def test_no_unexpected_submodules_are_public() -> None:

@@ -9,17 +9,10 @@ The public API, everything a script or notebook needs:
 >>> result.transformation, result.metrics["precision"]  # doctest: +SKIP
 """
 
+from typing import TYPE_CHECKING
+
+from kanonym._lazy import lazy_names
 from kanonym._version import __version__
-from kanonym.attacks import (
-    DisclosureSummary,
-    LinkageSummary,
-    QiScan,
-    RiskSummary,
-    disclosure,
-    link,
-    qi_scan,
-    risk,
-)
 from kanonym.config import AnonymizationConfig, ReleaseJob, SuppressionLimit
 from kanonym.errors import (
     HierarchyError,
@@ -38,20 +31,41 @@ from kanonym.hierarchy import (
     load_arx,
 )
 from kanonym.models import KAnonymity, PrivacyModel
-from kanonym.release import (
-    AuditResult,
-    Ledger,
-    LedgerEntry,
-    LedgerRelease,
-    Result,
-    Solution,
-    anonymize,
-    apply_transformation,
-    audit,
-    check,
-    run_job,
-)
+from kanonym.release.pipeline import Result, Solution, anonymize, check, run_job
 from kanonym.verify import ClassSizeSummary
+
+if TYPE_CHECKING:
+    from kanonym.attacks.api import disclosure, link, qi_scan, risk
+    from kanonym.attacks.attribute import DisclosureSummary
+    from kanonym.attacks.linkage import LinkageSummary
+    from kanonym.attacks.measures import RiskSummary
+    from kanonym.attacks.scan import QiScan
+    from kanonym.release.apply import apply_transformation
+    from kanonym.release.audit import AuditResult, audit
+    from kanonym.release.ledger import Ledger, LedgerEntry, LedgerRelease
+
+# The attacks, the ledger and re-application are imported when first used
+# (kanonym._lazy): most runs need none of them.
+__getattr__, __dir__ = lazy_names(
+    __name__,
+    {
+        "disclosure": "kanonym.attacks.api",
+        "link": "kanonym.attacks.api",
+        "qi_scan": "kanonym.attacks.api",
+        "risk": "kanonym.attacks.api",
+        "DisclosureSummary": "kanonym.attacks.attribute",
+        "LinkageSummary": "kanonym.attacks.linkage",
+        "RiskSummary": "kanonym.attacks.measures",
+        "QiScan": "kanonym.attacks.scan",
+        "apply_transformation": "kanonym.release.apply",
+        "AuditResult": "kanonym.release.audit",
+        "audit": "kanonym.release.audit",
+        "Ledger": "kanonym.release.ledger",
+        "LedgerEntry": "kanonym.release.ledger",
+        "LedgerRelease": "kanonym.release.ledger",
+    },
+)
+del TYPE_CHECKING, lazy_names  # helpers, not part of the API
 
 __all__ = [
     "AnonymizationConfig",

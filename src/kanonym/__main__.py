@@ -1,7 +1,5 @@
 """``python -m kanonym`` runs the command line."""
 
-import sys
+from kanonym.cli.main import run
 
-from kanonym.cli import main
-
-sys.exit(main())
+run()

@@ -17,12 +17,39 @@ as ``kanonym.risk``, ``kanonym.qi_scan``, ``kanonym.link`` and
 code with ``search`` or ``lattice``.
 """
 
-from kanonym.attacks.api import disclosure, link, qi_scan, risk
-from kanonym.attacks.attribute import AttributeDisclosure, DisclosureSummary, FlaggedClass
-from kanonym.attacks.linkage import LinkageSummary
-from kanonym.attacks.measures import AttackerRisk, RiskSummary
-from kanonym.attacks.population import PopulationEstimate, PopulationEstimates
-from kanonym.attacks.scan import Combination, QiScan
+from typing import TYPE_CHECKING
+
+from kanonym._lazy import lazy_names
+
+if TYPE_CHECKING:
+    from kanonym.attacks.api import disclosure, link, qi_scan, risk
+    from kanonym.attacks.attribute import AttributeDisclosure, DisclosureSummary, FlaggedClass
+    from kanonym.attacks.linkage import LinkageSummary
+    from kanonym.attacks.measures import AttackerRisk, RiskSummary
+    from kanonym.attacks.population import PopulationEstimate, PopulationEstimates
+    from kanonym.attacks.scan import Combination, QiScan
+
+# Each attack loads when first used (kanonym._lazy); the command line reads
+# only kanonym.attacks.defaults to build its options.
+__getattr__, __dir__ = lazy_names(
+    __name__,
+    {
+        "disclosure": "kanonym.attacks.api",
+        "link": "kanonym.attacks.api",
+        "qi_scan": "kanonym.attacks.api",
+        "risk": "kanonym.attacks.api",
+        "AttributeDisclosure": "kanonym.attacks.attribute",
+        "DisclosureSummary": "kanonym.attacks.attribute",
+        "FlaggedClass": "kanonym.attacks.attribute",
+        "LinkageSummary": "kanonym.attacks.linkage",
+        "AttackerRisk": "kanonym.attacks.measures",
+        "RiskSummary": "kanonym.attacks.measures",
+        "PopulationEstimate": "kanonym.attacks.population",
+        "PopulationEstimates": "kanonym.attacks.population",
+        "Combination": "kanonym.attacks.scan",
+        "QiScan": "kanonym.attacks.scan",
+    },
+)
 
 __all__ = [
     "AttackerRisk",

@@ -24,15 +24,17 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from kanonym.attacks.attribute import (
+from kanonym.attacks.attribute import DisclosureSummary, measure_disclosure
+from kanonym.attacks.defaults import (
     DEFAULT_DOMINANCE,
+    DEFAULT_K,
     DEFAULT_LIMIT,
-    DisclosureSummary,
-    measure_disclosure,
+    DEFAULT_MAX_SIZE,
+    DEFAULT_THRESHOLD,
 )
-from kanonym.attacks.linkage import DEFAULT_K, LinkageSummary, check_pairs, link_frames
-from kanonym.attacks.measures import DEFAULT_THRESHOLD, RiskSummary, measure_risk
-from kanonym.attacks.scan import DEFAULT_MAX_SIZE, QiScan, scan_quasi_identifiers
+from kanonym.attacks.linkage import LinkageSummary, check_pairs, link_frames
+from kanonym.attacks.measures import RiskSummary, measure_risk
+from kanonym.attacks.scan import QiScan, scan_quasi_identifiers
 from kanonym.errors import InputError
 from kanonym.hierarchy import Hierarchy, HierarchyBuilder, parse_hierarchy, resolve
 from kanonym.io import Table, load

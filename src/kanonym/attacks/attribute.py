@@ -45,11 +45,9 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from kanonym.attacks.defaults import DEFAULT_DOMINANCE, DEFAULT_LIMIT
 from kanonym.attacks.measures import shorten, size_histogram
 from kanonym.errors import InputError
-
-DEFAULT_DOMINANCE = 0.5
-DEFAULT_LIMIT = 20
 
 _SIZE, _DISTINCT, _TOP, _TOP_COUNT, _ROWS, _SHARE = (
     "__kanonym_size",

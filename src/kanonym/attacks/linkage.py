@@ -49,14 +49,13 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from kanonym.attacks.defaults import DEFAULT_K
 from kanonym.attacks.measures import shorten
 from kanonym.errors import InputError
 from kanonym.hierarchy import Hierarchy
 
 SUPPRESSED = "*"
 """A released cell holding this matches every value."""
-
-DEFAULT_K = 2
 
 
 @dataclass(frozen=True, kw_only=True)

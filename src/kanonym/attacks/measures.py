@@ -62,11 +62,9 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
+from kanonym.attacks.defaults import DEFAULT_THRESHOLD
 from kanonym.attacks.population import PopulationEstimates, estimate_population
 from kanonym.errors import InputError
-
-DEFAULT_THRESHOLD = 0.2
-"""Records whose risk exceeds this are at risk: classes smaller than five."""
 
 CLASS_SIZE = "__kanonym_size"
 """The column of :func:`class_sizes` holding each class's size."""

@@ -38,10 +38,9 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from kanonym.attacks.defaults import DEFAULT_MAX_SIZE
 from kanonym.attacks.measures import CLASS_SIZE, class_sizes
 from kanonym.errors import InputError
-
-DEFAULT_MAX_SIZE = 3
 
 
 @dataclass(frozen=True, kw_only=True)

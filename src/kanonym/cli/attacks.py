@@ -15,11 +15,14 @@ import json
 from collections.abc import Callable
 from typing import TypeVar
 
-from kanonym.attacks import disclosure, link, qi_scan, risk
-from kanonym.attacks.attribute import DEFAULT_DOMINANCE, DEFAULT_LIMIT
-from kanonym.attacks.linkage import DEFAULT_K
-from kanonym.attacks.measures import DEFAULT_THRESHOLD
-from kanonym.attacks.scan import DEFAULT_MAX_SIZE
+from kanonym import attacks
+from kanonym.attacks.defaults import (
+    DEFAULT_DOMINANCE,
+    DEFAULT_K,
+    DEFAULT_LIMIT,
+    DEFAULT_MAX_SIZE,
+    DEFAULT_THRESHOLD,
+)
 from kanonym.errors import InputError
 
 EXIT_OK, EXIT_LINKED = 0, 1
@@ -151,7 +154,7 @@ def _split(item: str, what: str, form: str) -> tuple[str, str]:
 
 
 def _risk(args: argparse.Namespace) -> int:
-    summary = risk(
+    summary = attacks.risk(
         args.input,
         args.qi,
         population=args.population,
@@ -166,7 +169,7 @@ def _risk(args: argparse.Namespace) -> int:
 def _qi_scan(args: argparse.Namespace) -> int:
     if args.top < 0:
         raise InputError(f"--top must be >= 0, got {args.top}")
-    scan = qi_scan(
+    scan = attacks.qi_scan(
         args.input,
         args.columns,
         max_size=args.max_size,
@@ -187,7 +190,7 @@ def _link(args: argparse.Namespace) -> int:
         if column in hierarchies:
             raise InputError(f"--qi: release column '{column}' is given twice")
         hierarchies[column] = spec
-    summary = link(
+    summary = attacks.link(
         args.release, args.external, on, hierarchies=hierarchies, k=args.k, delimiter=args.delimiter
     )
     if args.json:
@@ -199,7 +202,7 @@ def _link(args: argparse.Namespace) -> int:
 
 
 def _disclosure(args: argparse.Namespace) -> int:
-    summary = disclosure(
+    summary = attacks.disclosure(
         args.input,
         args.qi,
         args.sensitive,

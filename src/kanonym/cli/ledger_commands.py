@@ -13,12 +13,15 @@ import argparse
 import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from kanonym import release
 from kanonym.config import job_from_options
 from kanonym.errors import InputError
-from kanonym.release.audit import CLASSES, AuditResult, audit
-from kanonym.release.ledger import Ledger, LedgerRelease
+
+if TYPE_CHECKING:
+    from kanonym.release.audit import AuditResult
+    from kanonym.release.ledger import LedgerRelease
 
 _LEDGER_KEYS = ("ledger", "key", "based-on", "replay")
 """Job-file keys of ``release`` beyond those of ``anonymize``."""
@@ -116,7 +119,7 @@ def _release(args: argparse.Namespace) -> int:
     job = job_from_options(options, base_dir=base_dir, where=where)
     if job.report_html is not None:
         require_matplotlib()  # before the search, not after it
-    ledger = Ledger(ledger_path)
+    ledger = release.Ledger(ledger_path)
     with SearchProgressBar(enabled=not args.quiet) as bar:
         made = ledger.release(
             job.input,
@@ -159,17 +162,21 @@ def _audit(args: argparse.Namespace) -> int:
         if column in hierarchies:
             raise InputError(f"kanonym audit: quasi-identifier '{column}' is given twice")
         hierarchies[column] = spec
-    ledger = None if args.ledger is None else Ledger(args.ledger, create=False)
+    ledger = None if args.ledger is None else release.Ledger(args.ledger, create=False)
     releases: list[str | Path] = [
         ledger.entry(int(name)).output if ledger is not None and name.isdigit() else Path(name)
         for name in args.releases
     ]
-    result = audit(releases, hierarchies, args.k, delimiter=args.delimiter, base_dir=Path.cwd())
+    result = release.audit(
+        releases, hierarchies, args.k, delimiter=args.delimiter, base_dir=Path.cwd()
+    )
     print(json.dumps(result.as_dict()) if args.json else _audit_text(result))
     return 0 if result.k_anonymous else 1
 
 
 def _audit_text(result: AuditResult) -> str:
+    from kanonym.release.audit import CLASSES  # loaded by the audit already
+
     verdict = "is" if result.k_anonymous else "is NOT"
     lines = [
         f"linked {', '.join(result.releases)} on {', '.join(result.join_columns)}: "

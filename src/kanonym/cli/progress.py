@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import time
 from types import TracebackType
-
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn, TimeElapsedColumn
-from rich.progress import Progress as RichProgress
+from typing import TYPE_CHECKING
 
 from kanonym.search import Progress
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress as RichProgress
+    from rich.progress import TaskID
 
 _DELAY_SECONDS = 1.0
 
@@ -24,8 +26,12 @@ class SearchProgressBar:
     """Context manager whose ``update`` method is a search's ``on_progress`` callback."""
 
     def __init__(self, *, enabled: bool = True, console: Console | None = None) -> None:
-        self.console = console or Console(stderr=True)
-        self.enabled = enabled and self.console.is_terminal
+        if console is None and enabled:
+            from rich.console import Console  # rich loads only when a bar may be shown
+
+            console = Console(stderr=True)
+        self.console = console
+        self.enabled = enabled and console is not None and console.is_terminal
         self.started = time.perf_counter()
         self._bar: RichProgress | None = None
         self._task: TaskID | None = None
@@ -48,6 +54,14 @@ class SearchProgressBar:
         if not self.enabled or time.perf_counter() - self.started < _DELAY_SECONDS:
             return
         if self._bar is None:
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                TextColumn,
+                TimeElapsedColumn,
+            )
+            from rich.progress import Progress as RichProgress
+
             self._bar = RichProgress(
                 TextColumn("searching"),
                 BarColumn(),

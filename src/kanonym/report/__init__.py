@@ -1,11 +1,24 @@
 """Report step: the JSON record a reviewer files with every release, and its HTML page.
 
 The HTML report (:mod:`kanonym.report.html`) and its figures need matplotlib,
-the ``report`` extra; importing this package does not import it.
+the ``report`` extra; importing this package does not import it, nor the
+HTML module itself until one of its names is first read (kanonym._lazy).
 """
 
-from kanonym.report.html import SECTIONS, figures, render_html, require_matplotlib
+from typing import TYPE_CHECKING
+
+from kanonym._lazy import lazy_names
 from kanonym.report.json_report import SCHEMA_VERSION, render_json
+
+if TYPE_CHECKING:
+    from kanonym.report.html import SECTIONS, figures, render_html, require_matplotlib
+
+__getattr__, __dir__ = lazy_names(
+    __name__,
+    dict.fromkeys(
+        ("SECTIONS", "figures", "render_html", "require_matplotlib"), "kanonym.report.html"
+    ),
+)
 
 __all__ = [
     "SCHEMA_VERSION",
