@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+from numba import njit
 
 from kanonym.errors import InputError
 from kanonym.hierarchy import Hierarchy
@@ -105,9 +106,30 @@ def entropy(counts: IntArray) -> FloatArray:
         >>> entropy(np.array([[1, 1, 0]])).round(6).tolist() == [round(math.log(2), 6)]
         True
     """
-    q = class_shares(counts)
-    logs = np.log(q, out=np.zeros_like(q), where=q > 0)
-    return np.asarray(-(q * logs).sum(axis=1), dtype=np.float64)
+    return _entropy(np.ascontiguousarray(counts, dtype=np.int64))
+
+
+@njit(cache=True, nogil=True)
+def _entropy(counts: IntArray) -> FloatArray:
+    # One pass over the values present: NumPy's masked log over the whole
+    # (classes, values) array took 0.4 of the 1.1 s of entropy 5-diversity's
+    # exhaustive search on adult (benchmarks/README.md).
+    classes, values = counts.shape
+    out = np.zeros(classes, dtype=np.float64)
+    for c in range(classes):
+        total = 0
+        for v in range(values):
+            total += counts[c, v]
+        if total == 0:
+            continue
+        h = 0.0
+        for v in range(values):
+            count = counts[c, v]
+            if count > 0:
+                q = count / total
+                h -= q * np.log(q)
+        out[c] = h
+    return out
 
 
 def recursive_c(counts: IntArray, l: int) -> FloatArray:  # noqa: E741 - the paper's l
@@ -153,8 +175,25 @@ def emd_equal(counts: IntArray, overall: IntArray) -> FloatArray:
         >>> emd_equal(np.array([[2, 0], [1, 1]]), np.array([3, 1])).tolist()
         [0.25, 0.25]
     """
-    gap = class_shares(counts) - table_shares(overall)
-    return np.asarray(0.5 * np.abs(gap).sum(axis=1), dtype=np.float64)
+    return _emd_equal(np.ascontiguousarray(counts, dtype=np.int64), table_shares(overall))
+
+
+@njit(cache=True, nogil=True)
+def _emd_equal(counts: IntArray, p: FloatArray) -> FloatArray:
+    # One pass instead of NumPy's share, difference, absolute value and sum
+    # arrays: 0.6 of the 1.2 s of 0.2-closeness's exhaustive search on adult.
+    classes, values = counts.shape
+    out = np.empty(classes, dtype=np.float64)
+    for c in range(classes):
+        total = 0
+        for v in range(values):
+            total += counts[c, v]
+        denominator = max(total, 1)
+        distance = 0.0
+        for v in range(values):
+            distance += abs(counts[c, v] / denominator - p[v])
+        out[c] = 0.5 * distance
+    return out
 
 
 def emd_ordered(counts: IntArray, overall: IntArray, order: IntArray) -> FloatArray:
