@@ -31,7 +31,7 @@ from kanonym.hierarchy import (
     load_arx,
 )
 from kanonym.models import KAnonymity, PrivacyModel
-from kanonym.release.pipeline import Result, Solution, anonymize, check, run_job
+from kanonym.release import AuditResult, Result, Solution, anonymize, audit, check, run_job
 from kanonym.verify import ClassSizeSummary
 
 if TYPE_CHECKING:
@@ -41,11 +41,11 @@ if TYPE_CHECKING:
     from kanonym.attacks.measures import RiskSummary
     from kanonym.attacks.scan import QiScan
     from kanonym.release.apply import apply_transformation
-    from kanonym.release.audit import AuditResult, audit
     from kanonym.release.ledger import Ledger, LedgerEntry, LedgerRelease
 
 # The attacks, the ledger and re-application are imported when first used
-# (kanonym._lazy): most runs need none of them.
+# (kanonym._lazy): most runs need none of them. The audit is not: kanonym.release
+# imports it (a name shared with its module cannot be lazy).
 __getattr__, __dir__ = lazy_names(
     __name__,
     {
@@ -58,8 +58,6 @@ __getattr__, __dir__ = lazy_names(
         "RiskSummary": "kanonym.attacks.measures",
         "QiScan": "kanonym.attacks.scan",
         "apply_transformation": "kanonym.release.apply",
-        "AuditResult": "kanonym.release.audit",
-        "audit": "kanonym.release.audit",
         "Ledger": "kanonym.release.ledger",
         "LedgerEntry": "kanonym.release.ledger",
         "LedgerRelease": "kanonym.release.ledger",

@@ -96,6 +96,7 @@ def test_int32_codes_when_a_level_has_over_65536_values() -> None:
         assert _as_dict(rollup, rollup.partition(node, rollup.base)) == _reference(rollup, node)
 
 
+@settings(deadline=None)  # the first example may pay compilation
 @given(st.lists(st.integers(0, 40), min_size=0, max_size=200))
 def test_count_into_groups_like_unique_and_leaves_its_table_empty(values: list[int]) -> None:
     keys = np.array(values, dtype=np.int64)

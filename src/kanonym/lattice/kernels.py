@@ -29,16 +29,27 @@ UNKNOWN = 0
 
 
 @njit(cache=True, nogil=True)
-def _next_row(corner: IntArray, extents: IntArray, strides: IntArray, index: int) -> int:
-    """Advance ``corner`` to the next row of the box; its first index, or -1 after the last."""
-    for d in range(extents.shape[0] - 2, -1, -1):
-        corner[d] += 1
-        index += strides[d]
-        if corner[d] < extents[d]:
-            return index
-        index -= strides[d] * extents[d]
-        corner[d] = 0
-    return -1
+def _row_starts(start: int, extents: IntArray, strides: IntArray) -> IntArray:
+    """The first node index of every row of the box (its last attribute's run),
+    in index order; empty when some extent is not positive."""
+    m = extents.shape[0]
+    rows = 1 if extents[m - 1] > 0 else 0
+    for d in range(m - 1):
+        rows *= max(extents[d], 0)
+    out = np.empty(rows, dtype=np.int64)
+    corner = np.zeros(m, dtype=np.int64)
+    index = start
+    for r in range(rows):
+        out[r] = index
+        # Odometer step: the last varying attribute before the run moves up.
+        for d in range(m - 2, -1, -1):
+            corner[d] += 1
+            index += strides[d]
+            if corner[d] < extents[d]:
+                break
+            index -= strides[d] * extents[d]
+            corner[d] = 0
+    return out
 
 
 @njit(cache=True, nogil=True)
@@ -50,18 +61,11 @@ def tag_box(
     The box starts at node index ``start`` and spans ``extents[d]`` levels of
     attribute d; ``strides`` are the lattice's.
     """
-    m = extents.shape[0]
-    for d in range(m):
-        if extents[d] <= 0:
-            return
-    corner = np.zeros(m, dtype=np.int64)
-    run = extents[m - 1]
-    index = start
-    while index >= 0:
+    run = extents[extents.shape[0] - 1]
+    for index in _row_starts(start, extents, strides):
         for i in range(index, index + run):
             if values[i] == UNKNOWN:
                 values[i] = tag
-        index = _next_row(corner, extents, strides, index)
 
 
 @njit(cache=True, nogil=True)
@@ -69,18 +73,11 @@ def raise_box(
     bounds: npt.NDArray[np.float64], start: int, extents: IntArray, strides: IntArray, bound: float
 ) -> None:
     """Raise every bound in the box (as for :func:`tag_box`) to at least ``bound``."""
-    m = extents.shape[0]
-    for d in range(m):
-        if extents[d] <= 0:
-            return
-    corner = np.zeros(m, dtype=np.int64)
-    run = extents[m - 1]
-    index = start
-    while index >= 0:
+    run = extents[extents.shape[0] - 1]
+    for index in _row_starts(start, extents, strides):
         for i in range(index, index + run):
             if bounds[i] < bound:
                 bounds[i] = bound
-        index = _next_row(corner, extents, strides, index)
 
 
 @njit(cache=True, nogil=True)

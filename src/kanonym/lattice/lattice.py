@@ -23,7 +23,6 @@ Example:
 
 from __future__ import annotations
 
-import itertools
 import math
 import operator
 from dataclasses import dataclass, field
@@ -35,6 +34,7 @@ import numpy.typing as npt
 
 Node = tuple[int, ...]
 T = TypeVar("T", bound=np.generic)
+IntArray = npt.NDArray[np.int64]
 
 
 @dataclass(frozen=True)
@@ -94,11 +94,6 @@ class Lattice:
         return int(sum(map(operator.mul, node, self.strides))) - self._origin
 
     @cached_property
-    def _below(self) -> tuple[int, ...]:
-        # lower - 1 per attribute: a down-set's slice ends at level - lower + 1.
-        return tuple(low - 1 for low in self.lower)
-
-    @cached_property
     def _origin(self) -> int:
         # Index arithmetic relative to the lower bound: sum(lower_i * stride_i).
         return int(sum(map(operator.mul, self.lower, self.strides)))
@@ -137,20 +132,28 @@ class Lattice:
         return grids.reshape(len(self.heights), -1).T + offsets
 
     def grid(self, values: np.ndarray[Any, np.dtype[T]]) -> np.ndarray[Any, np.dtype[T]]:
-        """``values`` (one per node, by index) viewed as an array of shape :attr:`spans`.
-
-        In that view the up-set and down-set of a node are boxes, selected by
-        :meth:`up` and :meth:`down` without touching any other node.
-        """
+        """``values`` (one per node, by index) viewed as an array of shape :attr:`spans`."""
         return values.reshape(self.spans)
 
-    def up(self, node: Node) -> tuple[slice, ...]:
-        """Index of the up-set of ``node`` (it and its generalizations) in :meth:`grid`."""
-        return tuple(map(slice, map(operator.sub, node, self.lower), itertools.repeat(None)))
+    @cached_property
+    def arrays(self) -> tuple[IntArray, IntArray, IntArray]:
+        """``lower``, :attr:`spans` and :attr:`strides` as int64 arrays, for kernels."""
+        return (
+            np.asarray(self.lower, dtype=np.int64),
+            np.asarray(self.spans, dtype=np.int64),
+            np.asarray(self.strides, dtype=np.int64),
+        )
 
-    def down(self, node: Node) -> tuple[slice, ...]:
-        """Index of the down-set of ``node`` (it and its specializations) in :meth:`grid`."""
-        return tuple(map(slice, itertools.repeat(0), map(operator.sub, node, self._below)))
+    def up_box(self, node: Node) -> tuple[int, IntArray]:
+        """The up-set of ``node`` (it and its generalizations) as a box of the
+        numbering: its first node index and its extent per attribute
+        (:func:`kanonym.lattice.kernels.tag_box`)."""
+        lower, spans, _ = self.arrays
+        return self.index(node), spans - np.subtract(node, lower)
+
+    def down_box(self, node: Node) -> tuple[int, IntArray]:
+        """The down-set of ``node`` (it and its specializations) as a box, as :meth:`up_box`."""
+        return 0, np.subtract(node, self.arrays[0]) + 1
 
     @cached_property
     def node_heights(self) -> npt.NDArray[np.int32]:

@@ -35,28 +35,20 @@ class NodeStatus:
     def __init__(self, lattice: Lattice) -> None:
         self.lattice = lattice
         self.values: npt.NDArray[np.int8] = np.zeros(lattice.size, dtype=np.int8)
-        self._lower = np.asarray(lattice.lower, dtype=np.int64)
-        self._spans = np.asarray(lattice.spans, dtype=np.int64)
-        self._strides = np.asarray(lattice.strides, dtype=np.int64)
 
     def get(self, node: Node) -> int:
         """Status of ``node``."""
         return int(self.values[self.lattice.index(node)])
 
-    def up_box(self, node: Node) -> tuple[int, npt.NDArray[np.int64]]:
-        """The up-set of ``node`` as a box: its first index and extents."""
-        offsets = np.subtract(node, self._lower)
-        return self.lattice.index(node), self._spans - offsets
-
     def mark_satisfied(self, node: Node) -> None:
         """``node`` satisfies the model: so does every generalization of it."""
-        start, extents = self.up_box(node)
-        tag_box(self.values, start, extents, self._strides, SATISFIED)
+        start, extents = self.lattice.up_box(node)
+        tag_box(self.values, start, extents, self.lattice.arrays[2], SATISFIED)
 
     def mark_failed(self, node: Node) -> None:
         """``node`` fails the model: so does every specialization of it."""
-        extents = np.subtract(node, self._lower) + 1
-        tag_box(self.values, 0, extents, self._strides, FAILED)
+        start, extents = self.lattice.down_box(node)
+        tag_box(self.values, start, extents, self.lattice.arrays[2], FAILED)
 
     def unknown_count(self) -> int:
         """How many nodes are still undecided."""

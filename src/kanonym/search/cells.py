@@ -239,7 +239,7 @@ class CellSuppressionEvaluator(NodeEvaluator):
         evaluation = NodeEvaluation(
             node=node,
             suppressed_rows=rows,
-            released_classes=int(np.count_nonzero(view.satisfied))
+            released_classes=view.released_classes
             if cells is None
             else len(cells.suppression.group_sizes),
             satisfied=cells is not None,

@@ -73,9 +73,6 @@ class _Optimizer:
         self.evaluator = evaluator
         self.control = control
         self.status = NodeStatus(lattice)
-        self.strides = np.asarray(lattice.strides, dtype=np.int64)
-        self.spans = np.asarray(lattice.spans, dtype=np.int64)
-        self.origin = np.asarray(lattice.lower, dtype=np.int64)
         suppressing = evaluator.max_suppressed_rows > 0
         # When acceptance is only implied by a monotone proxy (cell suppression),
         # a node satisfying the proxy by inference must still be checked and scored.
@@ -113,6 +110,12 @@ class _Optimizer:
         limit = self.limit()
         return limit is not None and self.lower[index] > limit
 
+    def alive(self, indices: npt.NDArray[np.intp]) -> npt.NDArray[np.intp]:
+        """The nodes of ``indices`` not yet failed nor ruled out by their bound."""
+        indices = indices[self.status.values[indices] != FAILED]
+        limit = self.limit()
+        return indices if limit is None else indices[self.lower[indices] <= limit]
+
     def consider(self, evaluation: NodeEvaluation) -> None:
         assert evaluation.score is not None
         best = self.best
@@ -125,8 +128,8 @@ class _Optimizer:
 
     def raise_bounds(self, node: Node, bound: float) -> None:
         """``bound`` holds for every generalization of ``node``: raise their lower bounds."""
-        start, extents = self.status.up_box(node)
-        raise_box(self.lower, start, extents, self.strides, bound)
+        start, extents = self.lattice.up_box(node)
+        raise_box(self.lower, start, extents, self.lattice.arrays[2], bound)
 
     def check(self, index: int, node: Node) -> bool:
         """Evaluate the node at ``index`` and record what its outcome implies."""
@@ -169,13 +172,14 @@ class _Optimizer:
         """
         passing = self.always_pass or self.useful >= self.wasted
         limit = None if passing else self.limit()
+        lowest, spans, strides = self.lattice.arrays
         return upward_path(
             self.status.values,
             self.lower,
             start,
-            self.origin,
-            self.spans,
-            self.strides,
+            lowest,
+            spans,
+            strides,
             np.inf if limit is None else limit,
         )
 
@@ -228,22 +232,13 @@ class _Optimizer:
         ends = np.searchsorted(heights[by_height], np.arange(lattice.max_height + 1), "right")
         start = 0
         for end in ends.tolist():
-            group = by_height[start:end]
+            group = self.alive(by_height[start:end])
             start = end
-            group = group[self.status.values[group] != FAILED]
-            limit = self.limit()
-            if limit is not None:
-                group = group[self.lower[group] <= limit]
             group = group[np.argsort(self.lower[group], kind="stable")]
             for first in range(0, len(group), _BLOCK):
-                block = group[first : first + _BLOCK]
                 # Most nodes are decided or ruled out by the time the loop
                 # reaches them: filter a block at once, re-test survivors one by one.
-                limit = self.limit()
-                alive = self.status.values[block] != FAILED
-                if limit is not None:
-                    alive &= self.lower[block] <= limit
-                for index in block[alive].tolist():
+                for index in self.alive(group[first : first + _BLOCK]).tolist():
                     if self.control.expired():
                         return [] if self.best is None else [self.best]
                     self.visit(index)

@@ -117,16 +117,16 @@ class Rollup:
         self._no_classes = np.empty(0, dtype=np.int64)
         self._table: HashTable | None = None
         # Values per attribute and level, for the radices of a node's keys.
-        self.cardinalities = [
+        cardinalities = [
             [a.cardinality(level) for level in range(a.height + 1)] for a in encoded.attributes
         ]
         # Every tuple's code at every level, [attribute, level, tuple], padded to
         # the tallest hierarchy: keys are read from contiguous streams, of
         # uint16 when every level has at most 65,536 values (kernels.py).
         tallest = max((a.height for a in encoded.attributes), default=0) + 1
-        widest = max((max(c) for c in self.cardinalities), default=1)
+        widest = max((max(c) for c in cardinalities), default=1)
         self._radices = np.ones((len(encoded.attributes), tallest), dtype=np.int64)
-        for a, values in enumerate(self.cardinalities):
+        for a, values in enumerate(cardinalities):
             self._radices[a, : len(values)] = values
         self.generalized = np.zeros(
             (len(encoded.attributes), tallest, len(frequency_set.counts)),
