@@ -22,7 +22,8 @@ from types import MappingProxyType
 from typing import cast
 
 from kanonym.errors import InputError
-from kanonym.hierarchy import Hierarchy, HierarchyBuilder, parse_hierarchy
+from kanonym.hierarchy import Hierarchy, HierarchyBuilder, parse_hierarchy, spec_file
+from kanonym.io.paths import check_destinations
 from kanonym.metrics import DEFAULT_METRIC, METRICS
 from kanonym.recoding import RECODINGS
 from kanonym.search import ALGORITHMS, DEFAULT_ALGORITHM, DEFAULT_POLICY, POLICIES
@@ -100,6 +101,14 @@ class AnonymizationConfig:
             hierarchical t-closeness.
         sensitive: columns released as they are, named for the report and for
             models that read them.
+        insensitive: columns released as they are that no model reads.
+        keep_unlisted: release the columns named in no role unchanged (the
+            reports list them). By default every column of the table must have
+            a role (quasi-identifier, identifying, sensitive or insensitive)
+            and a table with an unlisted column is refused
+            (:class:`~kanonym.errors.UnassignedColumnsError`): a column
+            someone forgot to name, such as a name or an SSN, is never
+            published silently.
         suppression: the suppression limit (default: none).
         algorithm: ``optimal`` (default) or ``incognito``, which minimize a
             utility metric; ``minimal`` (all k-minimal generalizations) or
@@ -133,6 +142,8 @@ class AnonymizationConfig:
     k: int
     identifying: tuple[str, ...] = ()
     sensitive: tuple[str, ...] = ()
+    insensitive: tuple[str, ...] = ()
+    keep_unlisted: bool = False
     models: tuple[str, ...] = ()
     sensitive_hierarchies: Mapping[str, HierarchyLike | str | Path] = field(default_factory=dict)
     suppression: SuppressionLimit = field(default_factory=SuppressionLimit)
@@ -158,6 +169,9 @@ class AnonymizationConfig:
             parsed[name] = _hierarchy(hierarchy, self.base_dir)
         object.__setattr__(self, "quasi_identifiers", MappingProxyType(parsed))
         object.__setattr__(self, "identifying", _names(self.identifying, "identifying"))
+        object.__setattr__(self, "insensitive", _names(self.insensitive, "insensitive"))
+        if not isinstance(self.keep_unlisted, bool):
+            raise InputError(f"keep_unlisted must be True or False, got {self.keep_unlisted!r}")
         object.__setattr__(self, "models", tuple(self.models))
         for spec in self.models:
             if not isinstance(spec, str) or spec.count(":") < 2:
@@ -188,6 +202,7 @@ class AnonymizationConfig:
             "quasi-identifying": tuple(parsed),
             "identifying": self.identifying,
             "sensitive": self.sensitive,
+            "insensitive": self.insensitive,
         }
         seen: dict[str, str] = {}
         for role, names in roles.items():
@@ -264,6 +279,18 @@ class AnonymizationConfig:
             bounds_levels=bool(self.min_levels or self.max_levels),
         )
         object.__setattr__(self, "technique", resolved.name)
+
+    def unassigned(self, columns: Sequence[str]) -> tuple[str, ...]:
+        """The columns among ``columns`` named in no role, in their order.
+
+        Example:
+            >>> config = AnonymizationConfig(quasi_identifiers={"zip": "mask"}, k=2,
+            ...                              identifying=("name",), insensitive=("visit",))
+            >>> config.unassigned(["name", "zip", "ssn", "visit", "notes"])
+            ('ssn', 'notes')
+        """
+        named = {*self.hierarchies, *self.identifying, *self.sensitive, *self.insensitive}
+        return tuple(column for column in columns if column not in named)
 
     def weight_vector(self, names: Sequence[str]) -> tuple[float, ...]:
         """The weight of each quasi-identifier in ``names``, 1 where none was given."""
@@ -369,6 +396,8 @@ JOB_KEYS = frozenset(
         "qi",
         "identifying",
         "sensitive",
+        "insensitive",
+        "keep-unlisted",
         "models",
         "k",
         "max-suppression",
@@ -446,6 +475,12 @@ class _Options:
             raise self._bad(key, "a string")
         return value
 
+    def boolean(self, key: str) -> bool:
+        value = self.values.get(key, False)
+        if not isinstance(value, bool):
+            raise self._bad(key, "true or false")
+        return value
+
     def names(self, key: str) -> tuple[str, ...]:
         value = self.values.get(key)
         if value is None:
@@ -495,13 +530,21 @@ class _Options:
 
 
 def job_from_options(
-    options: Mapping[str, object], *, base_dir: Path, where: str = "options"
+    options: Mapping[str, object],
+    *,
+    base_dir: Path,
+    where: str = "options",
+    job_file: Path | None = None,
+    more_outputs: Mapping[str, Path | None] | None = None,
 ) -> ReleaseJob:
     """Build a :class:`ReleaseJob` from flag-named options (TOML keys or CLI flags).
 
     Keys may use ``-`` or ``_``. Relative paths (input, output, report,
     hierarchy files) are resolved against ``base_dir``: the job file's folder,
-    or the working directory for command-line flags.
+    or the working directory for command-line flags. Before any file is read,
+    the destinations (output, report, report-html and ``more_outputs``) are
+    checked with :func:`kanonym.io.paths.check_destinations` against the
+    inputs (the table, the hierarchy files and ``job_file``) and each other.
     """
     opts = _Options(options, where)
     k = opts.integer("k")
@@ -517,16 +560,31 @@ def job_from_options(
             raise InputError(f"{where}: '{key}' is required")
     assert source is not None and output is not None and k is not None
     qi = _qi_mapping(opts.values["qi"], where)
+    report, report_html = opts.path("report", base_dir), opts.path("report-html", base_dir)
+    sensitive_specs = {
+        name: spec
+        for name, sep, spec in (entry.partition("=") for entry in opts.names("sensitive"))
+        if sep
+    }
+    check_destinations(
+        {"output": output, "report": report, "report-html": report_html, **(more_outputs or {})},
+        {
+            "input table": source,
+            "job file": job_file,
+            **{
+                f"hierarchy file of '{name}'": spec_file(spec, base_dir=base_dir)
+                for name, spec in {**qi, **sensitive_specs}.items()
+            },
+        },
+    )
     config = AnonymizationConfig(
         quasi_identifiers=qi,
         k=k,
         identifying=opts.names("identifying"),
         sensitive=tuple(entry.partition("=")[0] for entry in opts.names("sensitive")),
-        sensitive_hierarchies={
-            name: spec
-            for name, sep, spec in (entry.partition("=") for entry in opts.names("sensitive"))
-            if sep
-        },
+        sensitive_hierarchies=sensitive_specs,
+        insensitive=opts.names("insensitive"),
+        keep_unlisted=opts.boolean("keep-unlisted"),
         models=opts.names("models"),
         suppression=SuppressionLimit(
             fraction=opts.number("max-suppression"), rows=opts.integer("max-suppressed-rows")
@@ -547,8 +605,8 @@ def job_from_options(
     return ReleaseJob(
         input=source,
         output=output,
-        report=opts.path("report", base_dir),
-        report_html=opts.path("report-html", base_dir),
+        report=report,
+        report_html=report_html,
         delimiter=opts.text("delimiter"),
         config=config,
     )

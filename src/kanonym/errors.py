@@ -25,6 +25,32 @@ class InputError(KanonymError, ValueError):
     """
 
 
+class UnassignedColumnsError(InputError):
+    """Columns of the table were given no role, so kanonym will not release them.
+
+    Every column must be named as a quasi-identifier, identifying (removed),
+    sensitive or insensitive (both released unchanged), unless unlisted
+    columns are kept explicitly (``keep_unlisted``). ``columns`` lists the
+    unassigned ones in table order and ``source`` names the table, so the
+    command line can say how to fix it with its own flags.
+
+    Example:
+        >>> error = UnassignedColumnsError("patients.csv", ("name", "ssn"))
+        >>> error.columns
+        ('name', 'ssn')
+    """
+
+    def __init__(self, source: str, columns: tuple[str, ...]) -> None:
+        self.source = source
+        self.columns = columns
+        super().__init__(
+            f"{source}: column(s) {', '.join(repr(c) for c in columns)} have no role, and "
+            "kanonym releases no column nobody named: give each one in quasi_identifiers, "
+            "identifying (removed), sensitive or insensitive (released unchanged), or pass "
+            "keep_unlisted=True to release every unlisted column unchanged"
+        )
+
+
 class HierarchyError(InputError):
     """A hierarchy is malformed or does not cover a value of its column."""
 

@@ -124,7 +124,7 @@ def test_toml_job_file(files: Path) -> None:
     (files / "job.toml").write_text(
         'input = "pt.csv"\noutput = "from-toml.csv"\nreport = "from-toml.json"\n'
         'k = 2\nmax-suppressed-rows = 2\nseed = 5\nidentifying = ["name"]\n'
-        '[qi]\nrace = "race.csv"\nzip = "zip.csv"\n'
+        'sensitive = ["disease"]\n[qi]\nrace = "race.csv"\nzip = "zip.csv"\n'
     )
     assert main(["anonymize", "--config", str(files / "job.toml"), "--quiet"]) == 0
     assert main(_anonymize_args(files)) == 0
@@ -135,7 +135,7 @@ def test_toml_job_file(files: Path) -> None:
 def test_flags_override_the_job_file(files: Path) -> None:
     (files / "job.toml").write_text(
         'input = "pt.csv"\noutput = "o.csv"\nk = 2\nmax-suppressed-rows = 2\n'
-        'qi = ["race=race.csv", "zip=zip.csv"]\n'
+        'qi = ["race=race.csv", "zip=zip.csv"]\nidentifying = ["name"]\ninsensitive = ["disease"]\n'
     )
     assert main(["anonymize", "--config", str(files / "job.toml"), "--max-suppression", "0"]) == 0
     released = pl.read_csv(files / "o.csv", infer_schema=False)

@@ -46,6 +46,7 @@ def _args(d: Path, *extra: str) -> list[str]:
         "zip=mask",
         "--identifying",
         "name",
+        "--keep-unlisted",
         "--k",
         "3",
         "--algorithm",
@@ -95,7 +96,7 @@ def test_job_file_runs_relaxed_mondrian_with_a_model(folder: Path) -> None:
         'input = "pt.csv"\noutput = "rel.csv"\nreport = "rel.json"\nk = 2\n'
         'algorithm = "mondrian-relaxed"\nseed = 1\nidentifying = ["name"]\n'
         'sensitive = ["disease"]\nmodels = ["l-diversity:distinct:2:disease"]\n'
-        'numeric = ["zip"]\n[qi]\nage = "interval:10"\nzip = "mask"\n'
+        'numeric = ["zip"]\ninsensitive = ["marital"]\n[qi]\nage = "interval:10"\nzip = "mask"\n'
     )
     assert main(["anonymize", "--config", str(folder / "job.toml"), "--quiet"]) == 0
     report = json.loads((folder / "rel.json").read_text())

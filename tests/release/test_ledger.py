@@ -36,7 +36,13 @@ class Setting:
         self.ledger = Ledger(folder / "ledger.sqlite")
 
     def config(self, **fields: object) -> AnonymizationConfig:
-        return AnonymizationConfig(quasi_identifiers=self.hierarchies, **{"k": 2, **fields})
+        # Problem is released unchanged unless a test makes it sensitive.
+        sensitive = fields.get("sensitive", ())
+        insensitive = () if "Problem" in sensitive else ("Problem",)  # type: ignore[operator]
+        return AnonymizationConfig(
+            quasi_identifiers=self.hierarchies,
+            **{"k": 2, "insensitive": insensitive, **fields},  # type: ignore[arg-type]
+        )
 
     def release(self, source: Path, name: str, **options: object) -> ledger_module.LedgerRelease:
         config_fields = {
@@ -46,6 +52,9 @@ class Setting:
         }
         if "max_suppressed_rows" in options:
             config_fields["suppression"] = SuppressionLimit(rows=options.pop("max_suppressed_rows"))
+        if "key" not in options and "based_on" not in options:
+            # Released without a key, the record number is an ordinary unchanged column.
+            config_fields.setdefault("insensitive", ("Problem", "id"))
         return self.ledger.release(
             source,
             self.config(**config_fields),
@@ -223,7 +232,7 @@ def test_complementary_attribute_named_by_the_user_keeps_its_hierarchy(setting: 
     qi = {**setting.hierarchies, "Problem": "suppress"}
     made = setting.ledger.release(
         setting.pt,
-        AnonymizationConfig(quasi_identifiers=qi, k=2, seed=2),
+        AnonymizationConfig(quasi_identifiers=qi, k=2, seed=2, insensitive=("id",)),
         output=setting.folder / "out2.csv",
     )
     # 'id' was released by release 1 (no key then), so it joins the quasi-identifier.
@@ -264,6 +273,7 @@ def test_without_the_ledger_the_temporal_attack_is_flagged(setting: Setting) -> 
         setting.pt_t1,
         quasi_identifiers=setting.hierarchies,
         identifying=["id"],
+        insensitive=["Problem"],
         k=2,
         min_levels=levels,
         max_levels=levels,
@@ -298,7 +308,9 @@ def test_a_temporal_release_more_specific_than_its_base_is_never_written(setting
     with pytest.raises(VerificationError, match=r"more specific than .*release 1"):
         setting.ledger.release(
             setting.pt_t1,
-            AnonymizationConfig(quasi_identifiers=qi, k=2, seed=2, max_levels={"ZIP": 1}),
+            AnonymizationConfig(
+                quasi_identifiers=qi, k=2, seed=2, max_levels={"ZIP": 1}, insensitive=("Problem",)
+            ),
             output=setting.folder / "out2.csv",
             based_on=1,
         )
@@ -316,7 +328,7 @@ def test_key_errors(setting: Setting) -> None:
         )
     with pytest.raises(InputError, match="key column 'Race' is never released"):
         setting.release(setting.pt, "out1", key="Race")
-    with pytest.raises(InputError, match="would overwrite the ledger"):
+    with pytest.raises(InputError, match=r"is the ledger .*: writing it would destroy it"):
         setting.ledger.release(setting.pt, setting.config(), output=setting.ledger.path)
     assert setting.ledger.entries() == ()
 

@@ -127,7 +127,9 @@ def test_fingerprints_are_the_sha256_of_the_files(job: Path) -> None:
 
 def test_dataframe_input_is_fingerprinted_by_its_canonical_csv(job: Path) -> None:
     table = _table()
-    result = kanonym.anonymize(table, quasi_identifiers={"zip": "mask"}, k=3, seed=1)
+    result = kanonym.anonymize(
+        table, quasi_identifiers={"zip": "mask"}, k=3, seed=1, keep_unlisted=True
+    )
     content = gather(result)
     (fingerprint,) = [f for f in content.fingerprints if f.what == "input"]
     canonical = serialize(table, fmt="csv", dialect=None)
@@ -235,6 +237,11 @@ def test_missing_matplotlib_is_bad_input_and_writes_nothing(
         str(job / "people.csv"),
         "--qi",
         "zip=mask",
+        "--identifying",
+        "name",
+        "--insensitive",
+        "town",
+        "age",
         "--k",
         "3",
         "--max-suppressed-rows",
@@ -267,6 +274,11 @@ def test_unwritable_html_path_is_bad_input_and_writes_nothing(
         str(job / "people.csv"),
         "--qi",
         "zip=mask",
+        "--identifying",
+        "name",
+        "--insensitive",
+        "town",
+        "age",
         "--k",
         "3",
         "--max-suppressed-rows",
@@ -293,6 +305,7 @@ def test_cli_end_to_end_on_adult_with_a_job_file(tmp_path: Path, capsys) -> None
         "k = 5",
         "max-suppression = 0.04",
         "seed = 7",
+        'insensitive = ["age", "education", "workclass", "occupation", "salary-class"]',
         "[qi]",
         *(f'{name} = "{adult_hierarchy_path(name)}"' for name in qis),
     ]

@@ -83,6 +83,29 @@ def class_sizes(frame: pl.DataFrame, columns: Sequence[str]) -> pl.DataFrame:
     return frame.group_by(list(columns)).agg(pl.len().cast(pl.Int64).alias(CLASS_SIZE))
 
 
+DIRECT_IDENTIFIER_UNIQUENESS = 0.95
+"""Share of rows holding a value no other row holds from which a column counts as a
+likely direct identifier (a name, an SSN, a record number): it singles out (nearly)
+every record on its own, Sweeney's sample uniqueness (2000) of the column alone."""
+
+
+def value_uniqueness(frame: pl.DataFrame, columns: Sequence[str]) -> dict[str, float]:
+    """Per column, the share of rows whose value no other row of ``frame`` holds.
+
+    A missing value is a value of its own, as everywhere in kanonym; an empty
+    table has uniqueness 0.
+
+    Example:
+        >>> frame = pl.DataFrame({"ssn": ["1", "2", "3", "4"], "sex": ["F", "F", "M", "M"]})
+        >>> value_uniqueness(frame, ["ssn", "sex"])
+        {'ssn': 1.0, 'sex': 0.0}
+    """
+    if frame.height == 0 or not columns:
+        return dict.fromkeys(columns, 0.0)
+    shares = frame.select(pl.col(column).is_unique().mean() for column in columns).row(0)
+    return {column: float(share) for column, share in zip(columns, shares, strict=True)}
+
+
 def size_histogram(sizes: npt.NDArray[np.int64]) -> dict[int, int]:
     """Class size -> number of classes of that size, sizes ascending.
 

@@ -92,7 +92,7 @@ def _number(value: object, key: str, where: str) -> int | None:
 
 def _release(args: argparse.Namespace) -> int:
     # main imports this module to register the commands, so its helpers load late.
-    from kanonym.cli.main import _summary, job_options
+    from kanonym.cli.main import _summary, job_options, print_warnings
     from kanonym.cli.progress import SearchProgressBar
     from kanonym.report.html import require_matplotlib
 
@@ -116,7 +116,13 @@ def _release(args: argparse.Namespace) -> int:
     replay = args.replay
     if replay is None:
         replay = _number(from_file.get("replay"), "replay", where)
-    job = job_from_options(options, base_dir=base_dir, where=where)
+    job = job_from_options(
+        options,
+        base_dir=base_dir,
+        where=where,
+        job_file=args.config,
+        more_outputs={"ledger": ledger_path},
+    )
     if job.report_html is not None:
         require_matplotlib()  # before the search, not after it
     ledger = release.Ledger(ledger_path)
@@ -133,6 +139,7 @@ def _release(args: argparse.Namespace) -> int:
             delimiter=job.delimiter,
             on_progress=bar.update,
         )
+    print_warnings(made.result)
     if not args.quiet:
         print(f"{_summary(made.result)}; wrote {job.output}; {_recorded(made, ledger_path)}")
     return 0

@@ -21,7 +21,14 @@ from kanonym.cli import attacks
 from kanonym.cli.ledger_commands import LEDGER_HANDLERS, add_ledger_commands
 from kanonym.cli.progress import SearchProgressBar
 from kanonym.config import ReleaseJob, job_from_options, read_job_file
-from kanonym.errors import InputError, KanonymError, StaleTransformationError, VerificationError
+from kanonym.errors import (
+    InputError,
+    KanonymError,
+    StaleTransformationError,
+    UnassignedColumnsError,
+    VerificationError,
+)
+from kanonym.io.paths import check_destinations
 from kanonym.metrics import DEFAULT_METRIC, METRICS
 from kanonym.recoding import RECODINGS
 from kanonym.release.pipeline import Result, anonymize, check, run_job
@@ -60,6 +67,21 @@ def _build_parser() -> _Parser:
         action="extend",
         metavar="COL[=HIERARCHY]",
         help="sensitive column, released as is; a hierarchy for hierarchical t-closeness",
+    )
+    run.add_argument(
+        "--insensitive",
+        nargs="+",
+        action="extend",
+        metavar="COL",
+        help="column released unchanged that no model reads; every column must have a role "
+        "(--qi, --identifying, --sensitive or --insensitive)",
+    )
+    run.add_argument(
+        "--keep-unlisted",
+        action="store_true",
+        default=None,
+        help="release the columns named in no role unchanged instead of refusing them "
+        "(the reports list them)",
     )
     run.add_argument(
         "--model",
@@ -188,6 +210,8 @@ _JOB_FLAGS = (
     "qi",
     "identifying",
     "sensitive",
+    "insensitive",
+    "keep_unlisted",
     "model",
     "k",
     "max_suppression",
@@ -240,7 +264,7 @@ def job_options(args: argparse.Namespace) -> tuple[dict[str, object], Path, str]
 
 def _job(args: argparse.Namespace) -> ReleaseJob:
     options, base_dir, where = job_options(args)
-    return job_from_options(options, base_dir=base_dir, where=where)
+    return job_from_options(options, base_dir=base_dir, where=where, job_file=args.config)
 
 
 def _absolute_spec(item: str) -> str:
@@ -293,6 +317,7 @@ def _anonymize(args: argparse.Namespace) -> int:
         _require_matplotlib()  # before the search, not after it
     with SearchProgressBar(enabled=not args.quiet) as bar:
         result = run_job(job, on_progress=bar.update)
+    print_warnings(result)
     if not args.quiet:
         print(f"{_summary(result)}; wrote {job.output}")
     return EXIT_OK
@@ -316,6 +341,14 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _apply(args: argparse.Namespace) -> int:
+    check_destinations(
+        {
+            "--output": args.output,
+            "--new-report": args.new_report,
+            "--report-html": args.report_html,
+        },
+        {"input table": args.input, "report": args.report},
+    )
     if args.report_html is not None:
         _require_matplotlib()  # before any work, not after it
     try:
@@ -330,6 +363,7 @@ def _apply(args: argparse.Namespace) -> int:
         print(f"kanonym: apply: {message}; nothing written", file=sys.stderr)
         return EXIT_FAILED
     result.write(args.output, report=args.new_report, report_html=args.report_html)
+    print_warnings(result)
     if not args.quiet:
         applied = result.transformation or {}
         levels = ", ".join(f"{name}={level}" for name, level in applied.items())
@@ -388,6 +422,24 @@ def _demo(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def print_warnings(result: Result) -> None:
+    """Each of the release's warnings on stderr (also with --quiet: they are not chatter)."""
+    for warning in result.warnings:
+        print(f"kanonym: warning: {warning}", file=sys.stderr)
+
+
+def unassigned_message(error: UnassignedColumnsError) -> str:
+    """The command line's wording of a table with columns named in no role."""
+    names = " ".join(error.columns)
+    return (
+        f"{error.source}: column(s) {', '.join(repr(c) for c in error.columns)} have no role, "
+        "and kanonym releases no column nobody named: give each one with --qi, "
+        "--identifying (removed), --sensitive or --insensitive (released unchanged), e.g. "
+        f"--insensitive {names}, or pass --keep-unlisted to release unlisted columns "
+        "unchanged (the reports list them); nothing written"
+    )
+
+
 def _require_matplotlib() -> None:
     # The HTML report's module loads only when a page is asked for.
     from kanonym.report.html import require_matplotlib
@@ -423,6 +475,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except VerificationError as error:
         print(f"kanonym: verification failed, nothing written: {error}", file=sys.stderr)
         return EXIT_FAILED
+    except UnassignedColumnsError as error:
+        print(f"kanonym: error: {unassigned_message(error)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except KanonymError as error:
         message = " ".join(str(error).split())
         print(f"kanonym: error: {message}", file=sys.stderr)

@@ -19,7 +19,7 @@ from kanonym.hierarchy.builders import (
     SuppressBuilder,
 )
 from kanonym.hierarchy.hierarchy import Hierarchy
-from kanonym.hierarchy.spec import parse_hierarchy, resolve
+from kanonym.hierarchy.spec import parse_hierarchy, resolve, spec_file
 
 __all__ = [
     "DateBuilder",
@@ -31,4 +31,5 @@ __all__ = [
     "load_arx",
     "parse_hierarchy",
     "resolve",
+    "spec_file",
 ]

@@ -95,3 +95,19 @@ def resolve(
     )
     built.covers(values, column=column, source=source)
     return built
+
+
+_BUILDER_KEYWORDS = frozenset({"interval", "mask", "date", "suppress"})
+
+
+def spec_file(spec: str, *, base_dir: Path | None = None) -> Path | None:
+    """The ARX hierarchy file a spec names (relative to ``base_dir``), or None for a builder.
+
+    Example:
+        >>> spec_file("mask") is None, spec_file("zip.csv", base_dir=Path("/data"))
+        (True, PosixPath('/data/zip.csv'))
+    """
+    if spec.partition(":")[0] in _BUILDER_KEYWORDS:
+        return None
+    path = Path(spec)
+    return base_dir / path if base_dir is not None and not path.is_absolute() else path

@@ -179,6 +179,10 @@ def _recipe(document: object, *, where: str, base_dir: Path | None, seed: int | 
     limit = _object(document, "suppression_limit", where)
     identifying = _name_list(document, "identifying", where)
     sensitive = _name_list(document, "sensitive", where)
+    # Reports before column roles were required name no insensitive column: a batch
+    # column they do not name is then refused, never released unseen.
+    insensitive = _name_list(document, "insensitive", where) if "insensitive" in document else ()
+    keep_unlisted = document.get("keep_unlisted", False)
     algorithm = _text(document, "algorithm", where)
     metric = _optional_text(document, "metric", where)
     policy = _optional_text(document, "policy", where)
@@ -192,6 +196,8 @@ def _recipe(document: object, *, where: str, base_dir: Path | None, seed: int | 
             k=cast(int, document["k"]),
             identifying=identifying,
             sensitive=sensitive,
+            insensitive=insensitive,
+            keep_unlisted=cast(bool, keep_unlisted),
             suppression=SuppressionLimit(
                 fraction=cast(float | None, limit.get("fraction")),
                 rows=cast(int | None, limit.get("rows")),

@@ -35,7 +35,8 @@ Example (a release, then a second one of the same source whose seed is refused):
     >>> ledger = Ledger(folder / "ledger.sqlite")
     >>> table = pl.DataFrame({"zip": ["02138", "02139", "02141", "02142"],
     ...                       "disease": ["flu", "cold", "flu", "cold"]})
-    >>> config = AnonymizationConfig(quasi_identifiers={"zip": "mask"}, k=2, seed=7)
+    >>> config = AnonymizationConfig(quasi_identifiers={"zip": "mask"}, k=2, seed=7,
+    ...                              insensitive=("disease",))
     >>> first = ledger.release(table, config, output=folder / "r1.csv")
     >>> first.entry.id, first.entry.quasi_identifiers, first.entry.seed
     (1, ('zip',), 7)
@@ -67,6 +68,7 @@ from kanonym.config import AnonymizationConfig, HierarchyLike
 from kanonym.errors import InputError, VerificationError
 from kanonym.hierarchy import Hierarchy, SuppressBuilder, parse_hierarchy
 from kanonym.io import Table, load, write_atomic
+from kanonym.io.paths import check_destinations
 from kanonym.release.audit import ancestor_pairs
 from kanonym.release.pipeline import Result, anonymize_table
 from kanonym.search import Progress
@@ -554,14 +556,14 @@ class Ledger:
         on_progress: Callable[[Progress], None] | None,
     ) -> LedgerRelease:
         started = time.perf_counter()
+        check_destinations(
+            {"output": output, "report": report, "report_html": report_html},
+            {"ledger": self.path, "input table": data if isinstance(data, str | Path) else None},
+        )
         table = load(data, delimiter=delimiter)
         source = str(Path(data).resolve()) if isinstance(data, str | Path) else _DATAFRAME
         fingerprint = table_fingerprint(table.frame)
         read_seconds = time.perf_counter() - started
-        destinations = [Path(output), *(Path(p) for p in (report, report_html) if p is not None)]
-        for destination in destinations:
-            if destination.resolve() == self.path.resolve():
-                raise InputError(f"{destination}: would overwrite the ledger")
         entries = self.entries()
         by_id = {entry.id: entry for entry in entries}
         replayed = None if replay is None else _lookup(by_id, replay, "--replay")
@@ -617,7 +619,9 @@ class Ledger:
                 result,
                 table=result.table.drop(plan.key),
                 config=dataclasses.replace(
-                    result.config, identifying=(*result.config.identifying, plan.key)
+                    result.config,
+                    identifying=(*result.config.identifying, plan.key),
+                    insensitive=tuple(c for c in result.config.insensitive if c != plan.key),
                 ),
             )
         release_sha256 = table_fingerprint(result.table)
@@ -914,10 +918,15 @@ def _plan(
             if horizon is None or e.id < horizon
             for column in e.released_columns
         }
+        # Only columns this job releases unchanged join: a column it names in no
+        # role stays unassigned, and is refused as such, rather than being released.
+        unchanged = {*config.sensitive, *config.insensitive}
+        if config.keep_unlisted:
+            unchanged.update(config.unassigned(table.frame.columns))
         complementary = tuple(
             c
             for c in table.frame.columns
-            if c in before and c not in quasi_identifiers and c not in identifying and c != key
+            if c in before and c in unchanged and c not in identifying and c != key
         )
         for name in complementary:
             if name in config.sensitive:
@@ -928,10 +937,16 @@ def _plan(
                 )
             quasi_identifiers[name] = SuppressBuilder()
     try:
+        # The key travels through the pipeline as an unchanged column, so that each
+        # released row keeps its record's key; it is dropped before anything is written.
+        insensitive = tuple(
+            c for c in config.insensitive if c not in quasi_identifiers and c != key
+        ) + (() if key is None else (key,))
         final = dataclasses.replace(
             config,
             quasi_identifiers=quasi_identifiers,
             identifying=identifying,
+            insensitive=insensitive,
             min_levels=min_levels,
             seed=seed,
         )

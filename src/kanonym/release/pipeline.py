@@ -13,21 +13,23 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import polars as pl
 
 from kanonym._version import __version__
 from kanonym.config import AnonymizationConfig, HierarchyLike, ReleaseJob, SuppressionLimit
 from kanonym.encode import EncodedTable, SensitiveAttribute, encode, encode_sensitive
-from kanonym.errors import InputError
+from kanonym.errors import InputError, UnassignedColumnsError
 from kanonym.hierarchy import Hierarchy, resolve
 from kanonym.io import CsvDialect, Table, format_for, load, serialize, write_atomic
+from kanonym.io.paths import check_destinations
 from kanonym.lattice import Lattice, Node
 from kanonym.metrics import METRICS, MetricContext, UtilityMetric, make_metric, report_measures
 from kanonym.models import KAnonymity, PrivacyModel, parse_model
@@ -83,6 +85,45 @@ class Solution:
         }
 
 
+@dataclass(frozen=True)
+class UnchangedColumn:
+    """A column the release publishes exactly as the input holds it.
+
+    Attributes:
+        column: its name.
+        role: ``sensitive``, ``insensitive`` or ``unlisted`` (kept by
+            ``keep_unlisted``).
+        distinct_values: distinct values among the released rows.
+        uniqueness: share of released rows whose value no other released row
+            holds (:func:`kanonym.attacks.measures.value_uniqueness`).
+        likely_direct_identifier: ``uniqueness`` reaches
+            :data:`~kanonym.attacks.measures.DIRECT_IDENTIFIER_UNIQUENESS`: the
+            column alone singles out (nearly) every record, as a name or an SSN
+            does.
+    """
+
+    column: str
+    role: Literal["sensitive", "insensitive", "unlisted"]
+    distinct_values: int
+    uniqueness: float
+    likely_direct_identifier: bool
+
+    def as_dict(self) -> dict[str, object]:
+        """JSON-ready form used in the report."""
+        return {
+            "column": self.column,
+            "role": self.role,
+            "distinct_values": self.distinct_values,
+            "uniqueness": self.uniqueness,
+            "likely_direct_identifier": self.likely_direct_identifier,
+        }
+
+
+LOSS_WARNING = 0.9
+"""Information loss (``loss``, or ``ncp`` for a local recoding) above which a release
+is reported as keeping little of the data."""
+
+
 @dataclass(frozen=True, eq=False)
 class Result:
     """A verified release, ready to be written.
@@ -132,6 +173,97 @@ class Result:
         """The released table as a pandas DataFrame (needs the ``pandas`` extra)."""
         return self.table.to_pandas()
 
+    @functools.cached_property
+    def released_unchanged(self) -> tuple[UnchangedColumn, ...]:
+        """Every released column that is not a quasi-identifier, with its uniqueness.
+
+        These columns are published exactly as the input holds them; the reports
+        list them, and flag those unique on (nearly) every row as likely direct
+        identifiers.
+        """
+        # Loaded here: a release that writes no report needs no attack measure.
+        from kanonym.attacks.measures import DIRECT_IDENTIFIER_UNIQUENESS, value_uniqueness
+
+        config = self.config
+        unchanged = [c for c in self.table.columns if c not in self.hierarchies]
+        if not unchanged:
+            return ()
+        shares = value_uniqueness(self.table, unchanged)
+        distinct = self.table.select(pl.col(c).n_unique() for c in unchanged).row(0)
+        role: dict[str, Literal["sensitive", "insensitive"]] = {
+            **dict.fromkeys(config.insensitive, "insensitive"),
+            **dict.fromkeys(config.sensitive, "sensitive"),
+        }
+        return tuple(
+            UnchangedColumn(
+                column=column,
+                role=role.get(column, "unlisted"),
+                distinct_values=int(count),
+                uniqueness=shares[column],
+                likely_direct_identifier=shares[column] >= DIRECT_IDENTIFIER_UNIQUENESS,
+            )
+            for column, count in zip(unchanged, distinct, strict=True)
+        )
+
+    @functools.cached_property
+    def wiped_attributes(self) -> dict[str, str | None]:
+        """Quasi-identifiers released as one value in every released row, and that value.
+
+        The value is the hierarchy's root when the attribute is fully suppressed
+        (generalized to the root, every cell blanked, or a local recoding whose
+        every class covers the whole hierarchy); another label every row got
+        (``021**`` when every ZIP starts with 021) tells as little. A column
+        that held one value in the input had nothing to tell and is not counted.
+        """
+        names = [name for name in self.hierarchies if name in self.table.columns]
+        if not names or self.table.height == 0:
+            return {}
+        released = self.table.select(pl.col(n).n_unique() for n in names).row(0)
+        source = self.input_table.frame if self.input_table is not None else None
+        wiped: dict[str, str | None] = {}
+        for name, count in zip(names, released, strict=True):
+            hierarchy = self.hierarchies[name]
+            before = (
+                source.get_column(name).n_unique()
+                if source is not None
+                else len(hierarchy.levels[0])
+            )
+            if count != 1 or before < 2:
+                continue
+            wiped[name] = self.table.get_column(name)[0]
+        return wiped
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """What makes this release less useful or less safe than it looks, one line each.
+
+        An attribute fully suppressed, an information loss above
+        :data:`LOSS_WARNING`, and a column released unchanged that is likely a
+        direct identifier. The command line prints them on stderr and both
+        reports record them.
+        """
+        notes = [
+            f"{name}: fully suppressed"
+            if value == self.hierarchies[name].levels[-1][0]
+            else f"{name}: one value ({'missing' if value is None else repr(value)}) "
+            "for every row, as good as suppressed"
+            for name, value in self.wiped_attributes.items()
+        ]
+        loss_name = "loss" if self.transformation is not None else "ncp"
+        loss = self.metrics.get(loss_name)
+        if isinstance(loss, float) and loss > LOSS_WARNING:
+            notes.append(
+                f"information loss ({loss_name}) {loss:.3f} is above {LOSS_WARNING}: "
+                "the release keeps little of the data"
+            )
+        notes.extend(
+            f"column '{c.column}' ({c.role}) is released unchanged and unique on "
+            f"{c.uniqueness:.0%} of rows: likely a direct identifier"
+            for c in self.released_unchanged
+            if c.likely_direct_identifier
+        )
+        return tuple(notes)
+
     def report(self) -> dict[str, object]:
         """The release report (schema in the README, ``schema_version`` 1)."""
         config = self.config
@@ -153,6 +285,10 @@ class Result:
             "quasi_identifiers": list(config.hierarchies),
             "identifying": list(config.identifying),
             "sensitive": list(config.sensitive),
+            "insensitive": list(config.insensitive),
+            "keep_unlisted": config.keep_unlisted,
+            "released_unchanged": [column.as_dict() for column in self.released_unchanged],
+            "warnings": list(self.warnings),
             "hierarchies": {
                 name: {"source": h.name, "height": h.height} for name, h in self.hierarchies.items()
             },
@@ -199,8 +335,29 @@ class Result:
         time spent serializing the release. ``report_html`` is the HTML report
         (:mod:`kanonym.report.html`; needs matplotlib, the ``report`` extra),
         which fingerprints the release and JSON report exactly as written.
+
+        Raises:
+            InputError: a destination is the input table or a hierarchy file,
+                two destinations are one file, or one cannot be written
+                (:func:`kanonym.io.paths.check_destinations`); checked before
+                anything is serialized.
         """
+        check_destinations(
+            {"output": output, "report": report, "report_html": report_html}, self.input_files()
+        )
         write_atomic(self.payloads(output, report=report, report_html=report_html))
+
+    def input_files(self) -> dict[str, Path | None]:
+        """The files this release was made from, which no destination may overwrite."""
+        files: dict[str, Path | None] = {
+            "input table": None if self.source == "<DataFrame>" else Path(self.source)
+        }
+        hierarchies = {**self.hierarchies, **self.sensitive_hierarchies}
+        for name, hierarchy in hierarchies.items():
+            # A hierarchy read from an ARX file is named by its path; builders' are not files.
+            if Path(hierarchy.name).is_file():
+                files[f"hierarchy file of '{name}'"] = Path(hierarchy.name)
+        return files
 
     def payloads(
         self,
@@ -275,8 +432,21 @@ def build_evaluator(
 
 
 def declare(table: Table, config: AnonymizationConfig) -> dict[str, Hierarchy]:
-    """Check that every named column exists and resolve each QI's hierarchy."""
-    table.require([*config.hierarchies, *config.identifying, *config.sensitive])
+    """Check that every named column exists and every column has a role; resolve each QI's
+    hierarchy.
+
+    Raises:
+        UnassignedColumnsError: a column is named in no role and the config
+            does not keep unlisted columns.
+        InputError: a named column is missing, the table is empty, k exceeds
+            its rows, or a hierarchy does not fit its column.
+    """
+    table.require(
+        [*config.hierarchies, *config.identifying, *config.sensitive, *config.insensitive]
+    )
+    unassigned = config.unassigned(table.frame.columns)
+    if unassigned and not config.keep_unlisted:
+        raise UnassignedColumnsError(table.source, unassigned)
     if config.k > table.frame.height:
         raise InputError(
             f"{table.source}: k={config.k} is larger than the table ({table.frame.height} rows)"
@@ -507,6 +677,8 @@ def anonymize(
     k: int | None = None,
     identifying: Sequence[str] = (),
     sensitive: Sequence[str] = (),
+    insensitive: Sequence[str] = (),
+    keep_unlisted: bool = False,
     models: Sequence[str] = (),
     sensitive_hierarchies: Mapping[str, HierarchyLike | str | Path] | None = None,
     max_suppression: float | None = None,
@@ -528,7 +700,12 @@ def anonymize(
     """Anonymize ``data`` (a CSV/Parquet path, or a Polars or pandas DataFrame).
 
     Either pass a ready :class:`~kanonym.config.AnonymizationConfig` or the
-    same fields as keywords. The returned :class:`Result` has been verified
+    same fields as keywords. Every column of ``data`` must have a role:
+    named in ``quasi_identifiers``, ``identifying`` (removed), ``sensitive``
+    or ``insensitive`` (released unchanged), unless ``keep_unlisted=True``
+    releases the columns named nowhere unchanged; otherwise
+    :class:`~kanonym.errors.UnassignedColumnsError` is raised before any work.
+    The returned :class:`Result` has been verified
     independently of the search; call :meth:`Result.write` to write it.
     ``algorithm="mondrian"`` (or ``"mondrian-relaxed"``) releases a local
     recoding instead (:mod:`kanonym.release.local`); ``numeric`` and
@@ -544,6 +721,8 @@ def anonymize(
             k=k,
             identifying=tuple(identifying),
             sensitive=tuple(sensitive),
+            insensitive=tuple(insensitive),
+            keep_unlisted=keep_unlisted,
             models=tuple(models),
             sensitive_hierarchies=sensitive_hierarchies or {},
             suppression=SuppressionLimit(fraction=max_suppression, rows=max_suppressed_rows),

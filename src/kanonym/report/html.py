@@ -101,6 +101,7 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 code, .hash { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 0.92em; }
 .hash { white-space: nowrap; font-size: 0.82em; }
 .note { color: #4a4a4a; font-size: 0.9em; }
+.warnings { color: #8a1c1c; }
 .ok { color: #1e6b3a; font-weight: bold; }
 nav ol { columns: 3; font-size: 0.9em; }
 figure { margin: 0.6em 0 1em; break-inside: avoid; page-break-inside: avoid; }
@@ -305,9 +306,16 @@ class _Page:
             or "no full-domain level (see the lattice section)",
             "verified": "yes: the privacy models were re-checked on the released table by code "
             "independent of the search before anything was written",
+            "released unchanged": ", ".join(
+                f"{c.column} ({c.role})" for c in result.released_unchanged
+            )
+            or "no column",
             "seed": result.seed,
         }
-        return _pairs(rows)
+        warnings = "".join(f"<li>{_e(warning)}</li>" for warning in result.warnings)
+        return _pairs(rows) + (
+            f'\n<h3>Warnings</h3>\n<ul class="warnings">{warnings}</ul>' if warnings else ""
+        )
 
     def _suppressed_cells(self) -> str:
         counts = [(d.column, d.suppressed_cells) for d in self.content.distributions]
@@ -326,6 +334,10 @@ class _Page:
             f"line end {dialect.line_terminator!r}, quote all {dialect.quote_all}",
             "identifying (removed)": ", ".join(config.identifying) or "none",
             "sensitive (released as is)": ", ".join(config.sensitive) or "none",
+            "insensitive (released as is)": ", ".join(config.insensitive) or "none",
+            "columns named in no role": "released unchanged (keep unlisted)"
+            if config.keep_unlisted
+            else "refused",
             "model specs": "; ".join(config.models) or "none beyond k-anonymity",
             "sensitive hierarchies": ", ".join(
                 f"{name}: {h.name}" for name, h in result.sensitive_hierarchies.items()
@@ -359,8 +371,34 @@ class _Page:
             )
             for name, hierarchy in result.hierarchies.items()
         ]
+        unchanged_rows = [
+            (
+                c.column,
+                c.role,
+                c.distinct_values,
+                f"{c.uniqueness:.1%}",
+                "yes" if c.likely_direct_identifier else "no",
+            )
+            for c in result.released_unchanged
+        ]
         return (
             _pairs(rows)
+            + "\n<h3>Columns released unchanged</h3>\n"
+            + (
+                _table(
+                    unchanged_rows,
+                    (
+                        "column",
+                        "role",
+                        "distinct values",
+                        "rows with a value of their own",
+                        "likely direct identifier",
+                    ),
+                    numeric=(2, 3),
+                )
+                if unchanged_rows
+                else "<p>None: every released column is a generalized quasi-identifier.</p>"
+            )
             + "\n<h3>Quasi-identifiers</h3>\n"
             + _table(
                 qi_rows,
