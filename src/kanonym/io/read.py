@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+import numpy as np
 import polars as pl
 
 from kanonym.errors import InputError
@@ -416,11 +417,27 @@ def _from_pandas(data: pd.DataFrame) -> pl.DataFrame:
     # Polars would name columns str(label); check those names first for a clear message.
     _check_names([str(label) for label in data.columns], _DATAFRAME_SOURCE)
     try:
-        return pl.from_pandas(data, nan_to_null=True)
+        try:
+            return pl.from_pandas(data, nan_to_null=True)
+        except ImportError:
+            # Polars converts pandas' string and nullable columns through pyarrow; without
+            # it (pandas 3 keeps strings in Python objects then), convert column by column.
+            return pl.DataFrame([_pandas_column(str(label), data[label]) for label in data.columns])
     except (ValueError, TypeError, pl.exceptions.PolarsError) as err:
         raise InputError(
             f"{_DATAFRAME_SOURCE}: cannot convert the pandas DataFrame: {_first_line(err)}"
         ) from None
+
+
+def _pandas_column(name: str, column: pd.Series) -> pl.Series:
+    """One pandas column as a Polars series without pyarrow; NaN, None and NA become null."""
+    kind = column.dtype
+    if isinstance(kind, np.dtype) and kind.kind in "biufmM":
+        # Plain NumPy storage: handed over as an array (NaN of a float column as null).
+        return pl.Series(name, column.to_numpy(), nan_to_null=True)
+    # Strings, categories, nullable integers and booleans: their values, missing as None.
+    values = column.astype(object).where(column.notna(), None).to_list()
+    return pl.Series(name, values, strict=False)
 
 
 def _first_line(err: BaseException) -> str:

@@ -119,6 +119,11 @@ class UnchangedColumn:
         }
 
 
+def _shown(value: object) -> str:
+    """A measure for a person: six significant digits for a real number."""
+    return f"{value:.6g}" if isinstance(value, float) else str(value)
+
+
 LOSS_WARNING = 0.9
 """Information loss (``loss``, or ``ncp`` for a local recoding) above which a release
 is reported as keeping little of the data."""
@@ -168,6 +173,62 @@ class Result:
     suppressed_cells: CellReport | None = None
     input_table: Table | None = None
     search: SearchTrace | None = None
+
+    def __repr__(self) -> str:
+        """One line: what was released and how, never the table itself."""
+        if self.transformation is not None:
+            how = "[" + ", ".join(f"{n}={v}" for n, v in self.transformation.items()) + "]"
+        else:
+            how = f"{self.config.algorithm} local recoding"
+        metric = self.config.metric or ("ncp" if self.transformation is None else None)
+        score = "" if metric is None else f", {metric} {_shown(self.metrics.get(metric))}"
+        return (
+            f"<kanonym.Result: {self.table.height} of {self.input_rows} rows released "
+            f"({self.suppressed_rows} suppressed), k={self.config.k}, {how}{score}, "
+            f"seed {self.seed}>"
+        )
+
+    def summary(self) -> str:
+        """A few lines for a person: rows, generalization, measures, columns and warnings.
+
+        Example:
+            >>> import polars as pl
+            >>> table = pl.DataFrame({"zip": ["02138", "02139", "02141", "02142"],
+            ...                       "visits": ["1", "2", "1", "3"]})
+            >>> result = anonymize(table, quasi_identifiers={"zip": "mask"}, k=2,
+            ...                    insensitive=["visits"], seed=1)
+            >>> print(result.summary())
+            released 4 of 4 rows (0 suppressed, limit 0); k=2
+            generalization: zip=1 of 5 (optimal, proven optimal)
+            loss 0.333333, 2 classes, smallest 2 rows
+            released unchanged: visits (insensitive)
+        """
+        config = self.config
+        lines = [
+            f"released {self.table.height} of {self.input_rows} rows ({self.suppressed_rows} "
+            f"suppressed, limit {self.max_suppressed_rows}); k={config.k}"
+            + "".join(f", {m.describe()['model']}" for m in self.models[1:])
+        ]
+        proof = "proven optimal" if self.proven_optimal else "not proven optimal"
+        if self.transformation is not None:
+            levels = ", ".join(
+                f"{n}={v} of {self.hierarchies[n].height}" for n, v in self.transformation.items()
+            )
+            lines.append(f"generalization: {levels} ({config.algorithm}, {proof})")
+            measure = config.metric or "loss"
+        else:
+            partitions = (self.recoding or {}).get("partitions")
+            lines.append(f"local recoding: {config.algorithm}, {partitions} partitions")
+            measure = "ncp"
+        sizes = self.table.group_by(list(self.hierarchies)).len().get_column("len").to_numpy()
+        lines.append(
+            f"{measure} {_shown(self.metrics.get(measure))}, {sizes.size} classes, "
+            f"smallest {int(sizes.min()) if sizes.size else 0} rows"
+        )
+        unchanged = ", ".join(f"{c.column} ({c.role})" for c in self.released_unchanged)
+        lines.append(f"released unchanged: {unchanged or 'no column'}")
+        lines.extend(f"warning: {warning}" for warning in self.warnings)
+        return "\n".join(lines)
 
     def to_pandas(self) -> pandas.DataFrame:
         """The released table as a pandas DataFrame (needs the ``pandas`` extra)."""
