@@ -180,3 +180,84 @@ def test_failed_verification_exits_1_and_records_nothing(folder: Path, capsys, m
     assert "verification failed, nothing written" in capsys.readouterr().err
     assert not (folder / "o.csv").exists()
     assert Ledger(folder / "ledger.sqlite").entries() == ()
+
+
+def test_issue10_p4_audit_reuses_what_the_ledger_recorded(
+    tmp_path: Path, monkeypatch, capsys
+) -> None:
+    """No --qi, no --k: the date builder's hierarchy and k=5 come from the ledger."""
+    from tests.patients import write_patients
+
+    monkeypatch.chdir(tmp_path)
+    write_patients(tmp_path, rows=300)
+    common = ["--ledger", "l.sqlite", "--identifying", "name", "ssn", "--k", "5", "--quiet"]
+    rest = ["diagnosis", "admission_date", "length_of_stay"]
+    assert (
+        main(
+            [
+                "release",
+                "patients.csv",
+                *common,
+                "--qi",
+                "birth_date=date",
+                "sex=suppress",
+                "zip=mask",
+                "--insensitive",
+                *rest,
+                "--output",
+                "r1.csv",
+                "--seed",
+                "1",
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(
+            [
+                "release",
+                "patients.csv",
+                *common,
+                "--qi",
+                "zip=mask",
+                "--insensitive",
+                "birth_date",
+                "sex",
+                *rest,
+                "--output",
+                "r2.csv",
+                "--seed",
+                "2",
+            ]
+        )
+        == 0
+    )
+    capsys.readouterr()
+    assert main(["audit", "--ledger", "l.sqlite", "1", "2", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["k"] == 5 and document["linked_rows"] > 0 and document["k_anonymous"]
+    assert document["quasi_identifiers"] == ["birth_date", "sex", "zip"]
+    # Files need the quasi-identifiers and k.
+    assert main(["audit", "r1.csv", "r2.csv"]) == 2
+    _one_line_error(capsys, "files need --qi")
+    # A partial --qi that links nothing is an error, not a pass.
+    assert main(["audit", "r1.csv", "r2.csv", "--qi", "zip=mask", "--k", "5"]) == 2
+    _one_line_error(capsys, "nothing linked")
+
+
+def test_issue10_p14_ledger_list_and_show(folder: Path, capsys) -> None:
+    assert main(_release("pt.csv", "out1.csv", "--key", "id", "--seed", "1")) == 0
+    capsys.readouterr()
+    assert main(["ledger", "list", "ledger.sqlite"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 1 and lines[0].split()[0] == "1" and "k=2" in lines[0]
+    assert main(["ledger", "list", "ledger.sqlite", "--json"]) == 0
+    (listed,) = json.loads(capsys.readouterr().out)
+    assert listed["id"] == 1 and listed["k"] == 2 and listed["output"].endswith("out1.csv")
+    assert main(["ledger", "show", "ledger.sqlite", "1", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["key"] == "id" and shown["seed"] == 1
+    assert main(["ledger", "show", "ledger.sqlite", "9"]) == 2
+    _one_line_error(capsys, "no release 9")
+    assert main(["ledger", "list", "absent.sqlite"]) == 2
+    _one_line_error(capsys, "ledger not found")

@@ -15,7 +15,7 @@ from tests.strategies import problems
 
 from kanonym.errors import HierarchyError, InputError
 from kanonym.hierarchy import Hierarchy
-from kanonym.release.audit import AuditResult, ancestor_pairs, audit
+from kanonym.release.audit import AuditResult, ancestor_pairs, audit, link, nested_pairs
 
 
 @pytest.fixture
@@ -129,10 +129,16 @@ def test_mask_and_suppress_are_rebuilt_from_released_values() -> None:
     assert _classes(result) == {("02138", "F"): 1, ("02139", "M"): 1, ("02141", "M"): 1}
 
 
-def test_nothing_links_when_join_values_differ() -> None:
+def test_issue10_p4_an_audit_that_links_nothing_is_an_error() -> None:
+    """Issue 10, point 4: "0 linked rows ... is k-anonymous" was a pass that proved nothing."""
     a = pl.DataFrame({"zip": ["0213*"], "p": ["a"]})
     b = pl.DataFrame({"zip": ["02138"], "p": ["b"]})
-    result = audit([a, b], {"zip": "mask"}, k=2)
+    with pytest.raises(InputError, match="nothing linked: .* on p; .* name it with its hierarchy"):
+        audit([a, b], {"zip": "mask"}, k=2)
+    # The linking core itself reports what it found, for callers that know the
+    # quasi-identifiers are complete (the ledger).
+    zip_hierarchy = Hierarchy("mask", (("02138",), ("0213*",), ("*",)))
+    result = link([a, b], ["a", "b"], {"zip": [zip_hierarchy]}, 2, join=["p"])
     assert result.linked_rows == 0 and result.k_anonymous and result.smallest_class is None
 
 
@@ -217,3 +223,35 @@ def test_linking_two_full_domain_releases_refines_to_their_meet(problem, data) -
     assert _classes(result) == dict(expected)
     assert result.linked_rows == table.height
     assert result.k_anonymous == all(size >= k for size in expected.values())
+
+
+def test_issue10_p4_hierarchies_of_a_growing_table_nest() -> None:
+    old = Hierarchy("date", (("1961-03-25",), ("1961-03",), ("1961",), ("*",)))
+    # The new table has a second 1961 date, so '1961' covers more than '1961-03'.
+    new = Hierarchy(
+        "date",
+        (("1961-03-25", "1961-07-01", "1962-01-02"), ("1961", "1961", "1962"), ("*",) * 3),
+    )
+    pairs = nested_pairs([old, new], column="birth")
+    assert ("1961-03", "1961") in pairs.rows() and ("1962-01-02", "*") in pairs.rows()
+    assert ("1961", "1961-03") not in pairs.rows()
+
+
+def test_issue10_p4_crossing_hierarchies_are_refused() -> None:
+    low = Hierarchy("interval:10", (("3", "7", "12"), ("0-9", "0-9", "10-19"), ("*",) * 3))
+    shifted = Hierarchy("interval", (("3", "7", "12"), ("0-4", "5-14", "5-14"), ("*",) * 3))
+    with pytest.raises(InputError, match="column 'age': .* overlap without nesting"):
+        nested_pairs([low, shifted], column="age")
+
+
+def test_issue10_p4_an_exact_shared_quasi_identifier_joins_and_splits_classes() -> None:
+    """A column both releases publish exactly is matched by equality and still splits classes."""
+    sex = Hierarchy("suppress", (("F", "M"), ("*", "*")))
+    zip_h = Hierarchy("mask", (("02138", "02139"), ("0213*", "0213*"), ("*", "*")))
+    a = pl.DataFrame({"sex": ["F", "F", "M", "M"], "zip": ["0213*"] * 4, "p": ["x"] * 4})
+    b = pl.DataFrame(
+        {"sex": ["F", "F", "M", "M"], "zip": ["02138"] * 2 + ["02139"] * 2, "p": ["x"] * 4}
+    )
+    result = link([a, b], ["a", "b"], {"sex": [sex], "zip": [zip_h]}, 2, join=["sex", "p"])
+    assert sorted(result.classes.rows()) == [("F", "02138", 2), ("M", "02139", 2)]
+    assert result.k_anonymous

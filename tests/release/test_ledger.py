@@ -221,22 +221,33 @@ def test_complementary_release_enlarges_the_quasi_identifier(setting: Setting) -
     assert entry.hierarchies["Problem"].source == "suppress"
     # Every problem is rare, so k=2 leaves Problem suppressed: nothing left to link on.
     assert entry.transformation["Problem"] == 1
-    result = audit(
-        [setting.folder / "out1.csv", setting.folder / "out2.csv"], setting.hierarchies, k=2
-    )
-    assert result.k_anonymous and result.linked_rows == 0
+    # Linked without Problem as a quasi-identifier nothing matches: an error, not a pass.
+    with pytest.raises(InputError, match="nothing linked"):
+        audit([setting.folder / "out1.csv", setting.folder / "out2.csv"], setting.hierarchies, k=2)
+    # The ledger links them as it did before recording release 2: it passes.
+    result = setting.ledger.audit([1, 2])
+    assert result.k_anonymous and result.join_columns == ("Gender",)
 
 
 def test_complementary_attribute_named_by_the_user_keeps_its_hierarchy(setting: Setting) -> None:
-    setting.release(setting.pt, "out1", seed=1)
     qi = {**setting.hierarchies, "Problem": "suppress"}
+    first = setting.ledger.release(
+        setting.pt,
+        AnonymizationConfig(quasi_identifiers=qi, k=2, seed=1, insensitive=("id",)),
+        output=setting.folder / "out1.csv",
+    )
+    # At least release 1's levels, so that linking the two refines nothing.
+    levels = dict(first.entry.transformation or {})
     made = setting.ledger.release(
         setting.pt,
-        AnonymizationConfig(quasi_identifiers=qi, k=2, seed=2, insensitive=("id",)),
+        AnonymizationConfig(
+            quasi_identifiers=qi, k=2, seed=2, insensitive=("id",), min_levels=levels
+        ),
         output=setting.folder / "out2.csv",
     )
     # 'id' was released by release 1 (no key then), so it joins the quasi-identifier.
     assert made.entry.complementary == ("id",)
+    assert made.entry.hierarchies["Problem"].source == "suppress"
 
 
 def test_complementary_attribute_cannot_stay_sensitive(setting: Setting) -> None:
@@ -381,7 +392,7 @@ def test_files_that_are_not_ledgers(tmp_path: Path) -> None:
     Ledger(tmp_path / "newer.sqlite")
     with sqlite3.connect(tmp_path / "newer.sqlite") as connection:
         connection.execute(f"PRAGMA user_version = {LEDGER_SCHEMA_VERSION + 1}")
-    with pytest.raises(InputError, match="schema version 2 is newer"):
+    with pytest.raises(InputError, match=f"schema version {LEDGER_SCHEMA_VERSION + 1} is newer"):
         Ledger(tmp_path / "newer.sqlite")
     with pytest.raises(InputError, match="is a directory"):
         Ledger(tmp_path)
@@ -423,3 +434,118 @@ def test_a_temporal_release_never_publishes_a_more_specific_value(problem, data)
                 for m in range(low, h.height + 1)
             }
             assert row[f"{name}_new"] in above
+
+
+PATIENT_QI = {"birth_date": "date", "sex": "suppress", "zip": "mask"}
+PATIENT_REST = ("diagnosis", "admission_date", "length_of_stay")
+
+
+def _patient_release(
+    ledger: Ledger,
+    folder: Path,
+    name: str,
+    *,
+    seed: int,
+    levels: dict[str, int],
+    also_qi: tuple[str, ...] = (),
+) -> object:
+    """A release of 300 patients (k=3): the first at least at ``levels``, later ones at most."""
+    from tests.patients import patients
+
+    config = AnonymizationConfig(
+        quasi_identifiers={**PATIENT_QI, **dict.fromkeys(also_qi, "suppress")},
+        identifying=("name", "ssn"),
+        insensitive=tuple(c for c in PATIENT_REST if c not in also_qi),
+        k=3,
+        seed=seed,
+        **({"min_levels": levels} if seed == 1 else {"max_levels": levels}),  # type: ignore[arg-type]
+        suppression=SuppressionLimit(fraction=0.1 if seed == 1 else 0.5),
+    )
+    return ledger.release(patients(300), config, output=folder / f"{name}.csv")
+
+
+def test_issue10_p4_a_release_that_links_below_k_is_refused(tmp_path: Path) -> None:
+    """Issue 10, point 4: birth dates fine in release 1, ZIP codes fine in release 2.
+
+    Each release is 3-anonymous, but linked on sex and diagnosis (published by
+    both) the ZIP of one and the birth date of the other narrow records down;
+    the ledger used to record release 2, which its own audit then rejected.
+    """
+    ledger = Ledger(tmp_path / "ledger.sqlite")
+    _patient_release(ledger, tmp_path, "r1", seed=1, levels={"birth_date": 1, "zip": 3})
+    with pytest.raises(
+        VerificationError, match=r"linked with release\(s\) 1 on sex, diagnosis, .* below k=3"
+    ):
+        _patient_release(ledger, tmp_path, "r2", seed=2, levels={"birth_date": 4, "zip": 1})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ledger.sqlite", "r1.csv"]
+    assert [e.id for e in ledger.entries()] == [1]
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "also_qi"),
+    [
+        ({"birth_date": 1, "zip": 3}, {"birth_date": 4, "zip": 1}, ()),
+        ({"birth_date": 1, "zip": 3}, {"birth_date": 2, "zip": 5}, ()),
+        ({"birth_date": 2, "zip": 2}, {"birth_date": 3, "zip": 1}, ()),
+        ({"birth_date": 2, "zip": 2}, {"birth_date": 4, "zip": 5}, ("diagnosis",)),
+        ({"birth_date": 1, "zip": 3}, {"birth_date": 4, "zip": 1}, ("length_of_stay",)),
+        ({"birth_date": 0, "zip": 1}, {"birth_date": 4, "zip": 1}, ("length_of_stay",)),
+    ],
+)
+def test_issue10_p4_every_release_the_ledger_records_passes_its_audit(
+    tmp_path: Path, first: dict[str, int], second: dict[str, int], also_qi: tuple[str, ...]
+) -> None:
+    ledger = Ledger(tmp_path / "ledger.sqlite")
+    _patient_release(ledger, tmp_path, "r1", seed=1, levels=first)
+    try:
+        _patient_release(ledger, tmp_path, "r2", seed=2, levels=second, also_qi=also_qi)
+    except VerificationError:
+        assert len(ledger.entries()) == 1 and not (tmp_path / "r2.csv").exists()
+        return
+    assert ledger.audit([1, 2]).k_anonymous
+
+
+def test_issue10_p4_complementary_release_keeps_the_earlier_hierarchy(tmp_path: Path) -> None:
+    from tests.patients import patients
+
+    table = patients(200)
+    ledger = Ledger(tmp_path / "ledger.sqlite")
+    unchanged = ("diagnosis", "admission_date", "length_of_stay")
+    first = AnonymizationConfig(
+        quasi_identifiers={"birth_date": "date", "sex": "suppress", "zip": "mask"},
+        identifying=("name", "ssn"),
+        insensitive=unchanged,
+        k=5,
+        seed=1,
+    )
+    ledger.release(table, first, output=tmp_path / "r1.csv")
+    second = AnonymizationConfig(
+        quasi_identifiers={"zip": "mask"},
+        identifying=("name", "ssn"),
+        insensitive=("birth_date", "sex", *unchanged),
+        k=5,
+        seed=2,
+    )
+    made = ledger.release(table, second, output=tmp_path / "r2.csv")
+    records = made.entry.hierarchies
+    assert records["birth_date"].source == "date" and records["sex"].source == "suppress"
+    assert made.result.hierarchies["birth_date"] == ledger.release_hierarchies(1)["birth_date"]
+    # The ledger's audit needs no hierarchy given again, date builders included.
+    result = ledger.audit([1, 2])
+    assert result.k == 5 and result.k_anonymous and result.linked_rows > 0
+    assert set(result.quasi_identifiers) == {"birth_date", "sex", "zip"}
+
+
+def test_issue10_p4_a_version_1_ledger_is_upgraded_and_read_back(setting: Setting) -> None:
+    setting.release(setting.pt, "out1", key="id", seed=1)
+    with sqlite3.connect(setting.folder / "ledger.sqlite") as connection:
+        connection.execute("DROP TABLE release_content")
+        connection.execute("DROP TABLE pending_files")
+        connection.execute("PRAGMA user_version = 1")
+    ledger = Ledger(setting.folder / "ledger.sqlite")
+    assert ledger.release_table(1).equals(
+        pl.read_csv(setting.folder / "out1.csv", infer_schema=False)
+    )
+    assert ledger.release_hierarchies(1) == {}
+    second = setting.release(setting.pt, "out2", key="id", seed=2)
+    assert set(ledger.release_hierarchies(second.entry.id)) == set(second.entry.quasi_identifiers)

@@ -5,6 +5,7 @@ the ledger's: ``--ledger FILE`` (or ``ledger = "..."`` in the job file),
 ``--key COL``, ``--based-on ID`` and ``--replay ID`` (keys ``key``, ``based-on``,
 ``replay``). ``audit`` links releases (files, or ledger release numbers with
 ``--ledger``) and exits 1 when the linked table is not k-anonymous.
+``ledger list`` and ``ledger show ID`` print what a ledger recorded.
 """
 
 from __future__ import annotations
@@ -21,20 +22,47 @@ from kanonym.errors import InputError
 
 if TYPE_CHECKING:
     from kanonym.release.audit import AuditResult
-    from kanonym.release.ledger import LedgerRelease
+    from kanonym.release.ledger import LedgerEntry, LedgerRelease
 
 _LEDGER_KEYS = ("ledger", "key", "based-on", "replay")
 """Job-file keys of ``release`` beyond those of ``anonymize``."""
 
 
+_RELEASE_EXAMPLES = """examples:
+  kanonym release patients.csv --ledger releases.sqlite --key patient_id \\
+      --qi birth_date=date zip=mask sex=suppress --identifying name ssn \\
+      --insensitive diagnosis --k 5 --output release1.csv --report release1.json
+  kanonym release patients-2025.csv --ledger releases.sqlite --based-on 1 \\
+      --qi birth_date=date zip=mask sex=suppress --identifying name ssn \\
+      --insensitive diagnosis --k 5 --output release2.csv
+"""
+
+_AUDIT_EXAMPLES = """examples:
+  kanonym audit --ledger releases.sqlite 1 3
+  kanonym audit gt1.csv gt3.csv --qi zip=mask birth_date=birth.csv --k 2 --json
+"""
+
+_LEDGER_EXAMPLES = """examples:
+  kanonym ledger list releases.sqlite
+  kanonym ledger show releases.sqlite 2 --json
+"""
+
+
 def add_ledger_commands(commands: argparse._SubParsersAction[Any]) -> None:
-    """Add ``release`` (all of ``anonymize``'s options and the ledger's) and ``audit``."""
+    """Add ``release`` (all of ``anonymize``'s options and the ledger's), ``audit``, ``ledger``."""
     release = commands.add_parser(
         "release",
         parents=[commands.choices["anonymize"]],
         conflict_handler="resolve",
         help="anonymize, then record the release in a ledger (seed, complementary and "
         "temporal policies)",
+        description="Anonymize like 'kanonym anonymize', under the ledger's policies against "
+        "unsorted matching, complementary and temporal attacks (Sweeney 2002, section 4), "
+        "then record the release. Before recording, the release is linked with every "
+        "earlier release of its source as 'kanonym audit' would; one that links below k is "
+        "refused (exit 1, nothing written).",
+        epilog=_RELEASE_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     release.add_argument("--ledger", metavar="FILE", help="ledger file (SQLite), created if absent")
     release.add_argument(
@@ -56,7 +84,13 @@ def add_ledger_commands(commands: argparse._SubParsersAction[Any]) -> None:
     )
 
     linking = commands.add_parser(
-        "audit", help="link releases on their shared columns and check k on the linked table"
+        "audit",
+        help="link releases on their shared columns and check k on the linked table",
+        description="Link releases as an attacker would (Sweeney 2002, section 4.2) and check "
+        "k on the linked table; exit 1 if a class is below k. With --ledger and release "
+        "numbers, the quasi-identifiers, hierarchies and k are those the ledger recorded.",
+        epilog=_AUDIT_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     linking.add_argument(
         "releases",
@@ -69,13 +103,43 @@ def add_ledger_commands(commands: argparse._SubParsersAction[Any]) -> None:
         nargs="+",
         action="extend",
         metavar="COL=HIERARCHY",
-        required=True,
-        help="quasi-identifier and its hierarchy: an ARX CSV file, mask or suppress",
+        help="quasi-identifier and its hierarchy: an ARX CSV file, mask or suppress "
+        "(required for files; with --ledger, default: those the releases were made with)",
     )
-    linking.add_argument("--k", type=int, required=True)
+    linking.add_argument(
+        "--k",
+        type=int,
+        help="the k the linked table must reach (required for files; with --ledger, default: "
+        "the largest k of the releases)",
+    )
     linking.add_argument("--ledger", metavar="FILE", help="ledger whose release numbers to read")
     linking.add_argument("--delimiter", metavar="D", help="CSV delimiter (default: sniffed)")
     linking.add_argument("--json", action="store_true", help="print one JSON object")
+
+    ledger = commands.add_parser(
+        "ledger",
+        help="list the releases a ledger recorded, or show one",
+        epilog=_LEDGER_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    actions = ledger.add_subparsers(dest="ledger_action", required=True)
+    listing = actions.add_parser(
+        "list",
+        help="one line per recorded release",
+        epilog=_LEDGER_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    listing.add_argument("ledger_file", metavar="LEDGER", help="ledger file (SQLite)")
+    listing.add_argument("--json", action="store_true", help="print one JSON array")
+    showing = actions.add_parser(
+        "show",
+        help="everything recorded of one release",
+        epilog=_LEDGER_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    showing.add_argument("ledger_file", metavar="LEDGER", help="ledger file (SQLite)")
+    showing.add_argument("release_id", type=int, metavar="ID", help="release number")
+    showing.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 def _text(value: object, key: str, where: str) -> str | None:
@@ -161,24 +225,92 @@ def _recorded(made: LedgerRelease, path: Path) -> str:
 
 
 def _audit(args: argparse.Namespace) -> int:
-    hierarchies: dict[str, str] = {}
-    for item in args.qi:
-        column, sep, spec = item.partition("=")
-        if not sep or not column or not spec:
-            raise InputError(f"kanonym audit: qi entry '{item}' is not of the form COL=HIERARCHY")
-        if column in hierarchies:
-            raise InputError(f"kanonym audit: quasi-identifier '{column}' is given twice")
-        hierarchies[column] = spec
     ledger = None if args.ledger is None else release.Ledger(args.ledger, create=False)
-    releases: list[str | Path] = [
-        ledger.entry(int(name)).output if ledger is not None and name.isdigit() else Path(name)
-        for name in args.releases
-    ]
-    result = release.audit(
-        releases, hierarchies, args.k, delimiter=args.delimiter, base_dir=Path.cwd()
-    )
+    if ledger is not None and args.qi is None:
+        # Everything the audit needs was recorded with the releases.
+        numbers = []
+        for name in args.releases:
+            if not name.isdigit():
+                raise InputError(
+                    f"kanonym audit: '{name}' is not a release number of {args.ledger}; to audit "
+                    "files, give --qi COL=HIERARCHY ... and --k"
+                )
+            numbers.append(int(name))
+        result = ledger.audit(numbers, k=args.k)
+    else:
+        if args.qi is None or args.k is None:
+            raise InputError(
+                "kanonym audit: files need --qi COL=HIERARCHY ... and --k (with --ledger and "
+                "release numbers both default to what the ledger recorded)"
+            )
+        hierarchies: dict[str, str] = {}
+        for item in args.qi:
+            column, sep, spec = item.partition("=")
+            if not sep or not column or not spec:
+                raise InputError(
+                    f"kanonym audit: qi entry '{item}' is not of the form COL=HIERARCHY"
+                )
+            if column in hierarchies:
+                raise InputError(f"kanonym audit: quasi-identifier '{column}' is given twice")
+            hierarchies[column] = spec
+        releases: list[str | Path] = [
+            ledger.entry(int(name)).output if ledger is not None and name.isdigit() else Path(name)
+            for name in args.releases
+        ]
+        result = release.audit(
+            releases, hierarchies, args.k, delimiter=args.delimiter, base_dir=Path.cwd()
+        )
     print(json.dumps(result.as_dict()) if args.json else _audit_text(result))
     return 0 if result.k_anonymous else 1
+
+
+def _ledger(args: argparse.Namespace) -> int:
+    ledger = release.Ledger(args.ledger_file, create=False)
+    if args.ledger_action == "show":
+        entry = ledger.entry(args.release_id)
+        document = entry.as_dict()
+        if args.json:
+            print(json.dumps(document))
+        else:
+            for key, value in document.items():
+                shown = json.dumps(value) if isinstance(value, dict | list | tuple) else value
+                print(f"{key:<18} {shown}")
+        return 0
+    entries = ledger.entries()
+    if args.json:
+        print(json.dumps([_listed(entry) for entry in entries]))
+        return 0
+    if not entries:
+        print(f"{args.ledger_file}: no release recorded")
+    for entry in entries:
+        how = ", ".join(
+            f"{what} {number}"
+            for what, number in (("based on", entry.based_on), ("replay of", entry.replay_of))
+            if number is not None
+        )
+        print(
+            f"{entry.id:>4}  {entry.created}  {entry.source} -> {entry.output}  k={entry.k}  "
+            f"{entry.released_rows} of {entry.source_rows} rows  "
+            f"qi {', '.join(entry.quasi_identifiers)}" + (f"  ({how})" if how else "")
+        )
+    return 0
+
+
+def _listed(entry: LedgerEntry) -> dict[str, object]:
+    """A release's one-line summary as JSON-ready values."""
+    return {
+        "id": entry.id,
+        "created": entry.created,
+        "source": entry.source,
+        "output": entry.output,
+        "k": entry.k,
+        "quasi_identifiers": list(entry.quasi_identifiers),
+        "released_rows": entry.released_rows,
+        "source_rows": entry.source_rows,
+        "based_on": entry.based_on,
+        "replay_of": entry.replay_of,
+        "complementary": list(entry.complementary),
+    }
 
 
 def _audit_text(result: AuditResult) -> str:
@@ -200,5 +332,6 @@ def _audit_text(result: AuditResult) -> str:
 LEDGER_HANDLERS: Mapping[str, Callable[[argparse.Namespace], int]] = {
     "release": _release,
     "audit": _audit,
+    "ledger": _ledger,
 }
 """Command name -> handler, merged into the CLI's handlers."""

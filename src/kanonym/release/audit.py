@@ -235,21 +235,132 @@ def audit(
             raise InputError(f"quasi-identifier '{name}' is in none of the releases {sources}")
     shared = set(frames[0].columns).intersection(*(f.columns for f in frames[1:])) - set(qis)
     join = tuple(c for c in frames[0].columns if c in shared)
+    hierarchies = {
+        name: [_audit_hierarchy(name, spec, frames, sources, base_dir)]
+        for name, spec in quasi_identifiers.items()
+    }
+    result = link(frames, sources, hierarchies, k, join=join)
+    if result.linked_rows == 0:
+        # Releases of one table that share columns link unless a column they are
+        # joined on was generalized by one of them: a quasi-identifier left out.
+        raise InputError(
+            f"nothing linked: no row of {sources[0]} matches a row of the other releases on "
+            f"{', '.join(join)}; if one of these columns was generalized or suppressed by a "
+            "release, it is a quasi-identifier: name it with its hierarchy (an audit that "
+            "links nothing proves nothing)"
+        )
+    return result
+
+
+def link(
+    frames: Sequence[pl.DataFrame],
+    sources: Sequence[str],
+    hierarchies: Mapping[str, Sequence[Hierarchy]],
+    k: int,
+    *,
+    join: Sequence[str],
+    classes_on: Sequence[str] | None = None,
+) -> AuditResult:
+    """Link released tables (values as text) and check k on the linked table.
+
+    The core of :func:`audit`, for callers that hold the releases and their
+    hierarchies already (the ledger). ``hierarchies`` gives, per
+    quasi-identifier, every hierarchy the releases generalized it with: one,
+    or several whose labels nest (:func:`nested_pairs`). ``join`` are the
+    columns rows are matched on by equality; a quasi-identifier among them
+    (released exactly by every release) is matched by equality. The classes
+    are split by ``classes_on`` (default: every quasi-identifier): columns the
+    attacker can tie to identities; the others only have to be compatible.
+
+    Raises:
+        InputError: no join column, or hierarchies whose labels cross.
+        HierarchyError: a released value is in none of its hierarchies.
+    """
     if not join:
         raise InputError(
             f"the releases {list(sources)} share no column outside the quasi-identifier "
             "to link them on"
         )
-    hierarchies = {
-        name: _audit_hierarchy(name, spec, frames, sources, base_dir)
-        for name, spec in quasi_identifiers.items()
+    qis = tuple(hierarchies)
+    pairs = {
+        name: ancestor_pairs(found[0]) if len(found) == 1 else nested_pairs(found, column=name)
+        for name, found in hierarchies.items()
     }
-    pairs = {name: ancestor_pairs(h) for name, h in hierarchies.items()}
-    frames = [
-        _complete(frame, source, hierarchies, pairs)
+    roots = {name: found[0].levels[-1][0] for name, found in hierarchies.items()}
+    names = {
+        name: " + ".join(dict.fromkeys(h.name for h in found))
+        for name, found in hierarchies.items()
+    }
+    completed = [
+        _complete(frame, source, roots, names, pairs)
         for frame, source in zip(frames, sources, strict=True)
     ]
-    return _link(frames, sources, qis, join, pairs, k)
+    split = qis if classes_on is None else tuple(classes_on)
+    return _link(completed, tuple(sources), qis, tuple(join), pairs, k, split)
+
+
+def nested_pairs(hierarchies: Sequence[Hierarchy], *, column: str) -> pl.DataFrame:
+    """(value, ancestor) pairs of several hierarchies of one attribute, by the leaves they cover.
+
+    A label covers the leaves it generalizes, in whichever hierarchy it
+    appears (the same label in two hierarchies covers the union). Labels whose
+    leaf sets nest form one hierarchy again, and ``ancestor`` is a label whose
+    leaves include ``value``'s; the releases of a growing table, each with a
+    ``date`` or ``mask`` hierarchy built on its own values, nest that way.
+    Labels that cross (``0-9`` and ``5-14``) cannot be linked by refinement.
+    Two labels covering the same leaves are each other's ancestor: they say
+    the same about a record.
+
+    Raises:
+        InputError: two labels cover overlapping but not nested sets of leaves.
+
+    Example:
+        >>> old = Hierarchy("date", (("1961-03-25",), ("1961",), ("*",)))
+        >>> new = Hierarchy("date", (("1961-03-25", "1961-07-01"), ("1961-03", "1961-07"),
+        ...                          ("1961", "1961"), ("*", "*")))
+        >>> pairs = nested_pairs([old, new], column="birth")
+        >>> sorted(pairs.filter(pl.col("value") == "1961").get_column("ancestor"))
+        ['*', '1961']
+    """
+    covers = pl.concat(
+        pl.DataFrame(
+            {
+                "leaf": pl.Series(h.levels[0], dtype=pl.String),
+                "label": pl.Series(level, dtype=pl.String),
+            }
+        )
+        for h in hierarchies
+        for level in h.levels
+    ).unique()
+    sizes = covers.group_by("label").agg(pl.len().alias("size"))
+    shared = (
+        covers.join(covers, on="leaf", suffix="_above", nulls_equal=True)
+        .group_by("label", "label_above")
+        .agg(pl.len().alias("shared"))
+        .join(sizes, on="label", nulls_equal=True)
+        .join(
+            sizes.rename({"label": "label_above", "size": "size_above"}),
+            on="label_above",
+            nulls_equal=True,
+        )
+    )
+    crossing = shared.filter(
+        (pl.col("shared") != pl.col("size")) & (pl.col("shared") != pl.col("size_above"))
+    )
+    if crossing.height:
+        first = crossing.sort("label", "label_above", nulls_last=True).row(0, named=True)
+        raise InputError(
+            f"column '{column}': the hierarchies the releases used overlap without nesting "
+            f"(labels {show(first['label'])} and {show(first['label_above'])} share some "
+            "values but not all), so their releases cannot be linked by refinement; use one "
+            "hierarchy for the column in every release"
+        )
+    return (
+        shared.filter(pl.col("shared") == pl.col("size"))
+        .select(pl.col("label").alias("value"), pl.col("label_above").alias("ancestor"))
+        .unique()
+        .sort("value", "ancestor", nulls_last=True)
+    )
 
 
 def _audit_hierarchy(
@@ -278,13 +389,14 @@ def _audit_hierarchy(
 def _complete(
     frame: pl.DataFrame,
     source: str,
-    hierarchies: Mapping[str, Hierarchy],
+    roots: Mapping[str, str | None],
+    names: Mapping[str, str],
     pairs: Mapping[str, pl.DataFrame],
 ) -> pl.DataFrame:
     """Add absent quasi-identifiers as the root; check every value is in its hierarchy."""
-    for name, hierarchy in hierarchies.items():
+    for name, root in roots.items():
         if name not in frame.columns:
-            frame = frame.with_columns(pl.lit(hierarchy.levels[-1][0], dtype=pl.String).alias(name))
+            frame = frame.with_columns(pl.lit(root, dtype=pl.String).alias(name))
             continue
         known = pairs[name].select(pl.col("value").alias(name)).unique()
         unknown = frame.select(name).unique().join(known, on=name, how="anti", nulls_equal=True)
@@ -292,7 +404,7 @@ def _complete(
             first = unknown.sort(name, nulls_last=True)[name][0]
             raise HierarchyError(
                 f"{source}: column '{name}': value {show(first)} is not in hierarchy "
-                f"{hierarchy.name} at any level"
+                f"{names[name]} at any level"
             )
     return frame
 
@@ -320,24 +432,28 @@ def _link(
     join: tuple[str, ...],
     pairs: Mapping[str, pl.DataFrame],
     k: int,
+    split: tuple[str, ...],
 ) -> AuditResult:
     tid = [f"{_PREFIX}tuple{i}" for i in range(len(frames))]
     count = [f"{_PREFIX}rows{i}" for i in range(len(frames))]
-    coarse = {q: f"{_PREFIX}coarse_{q}" for q in qis}
-    new = {q: f"{_PREFIX}new_{q}" for q in qis}
+    # A quasi-identifier that is also a join column is equal in every linked
+    # combination: nothing to refine, but it still splits the classes.
+    refined = tuple(q for q in qis if q not in join)
+    coarse = {q: f"{_PREFIX}coarse_{q}" for q in refined}
+    new = {q: f"{_PREFIX}new_{q}" for q in refined}
     low, high = f"{_PREFIX}low", f"{_PREFIX}high"
     # Each release as its distinct (join, quasi-identifier) tuples with their row counts.
     tuples = [
-        frame.group_by([*join, *qis])
+        frame.group_by([*join, *refined])
         .agg(pl.len().alias(count[i]))
         .with_row_index(tid[i])
         .with_columns(pl.col(tid[i]).cast(pl.Int64))
         for i, frame in enumerate(frames)
     ]
-    combined = tuples[0].with_columns(pl.col(q).alias(coarse[q]) for q in qis)
+    combined = tuples[0].with_columns(pl.col(q).alias(coarse[q]) for q in refined)
     for step in tuples[1:]:
         combined = combined.join(step.rename(new), on=list(join), how="inner", nulls_equal=True)
-        for q in qis:
+        for q in refined:
             # Refine to the lower value when the two lie on one root path, and keep
             # the higher of the new value and the most general one so far.
             combined = _on_path(combined, pairs[q], new[q], q, low)
@@ -355,20 +471,21 @@ def _link(
     linked_rows = int(
         combined.select(pl.fold(pl.lit(1, pl.Int64), lambda a, b: a * b, count).sum()).item() or 0
     )
-    classes = _records(combined, qis, tid, count)
-    below = classes.filter(pl.col(RECORDS) < k).select(qis)
+    classes = _records(combined, split, tid, count)
+    below = classes.filter(pl.col(RECORDS) < k).select(split)
+    shown = [coarse.get(q, q) for q in split]
     below_k = (
-        combined.join(below, on=list(qis), how="semi", nulls_equal=True)
-        .group_by([coarse[q] for q in qis])
-        .agg(pl.struct(list(qis)).n_unique().alias(CLASSES))
-        .rename({coarse[q]: q for q in qis})
-        .select(*qis, pl.col(CLASSES).cast(pl.Int64))
-        .sort(qis, nulls_last=True)
+        combined.join(below, on=list(split), how="semi", nulls_equal=True)
+        .group_by(shown)
+        .agg(pl.struct(list(split)).n_unique().alias(CLASSES))
+        .rename({coarse[q]: q for q in split if q in coarse})
+        .select(*split, pl.col(CLASSES).cast(pl.Int64))
+        .sort(split, nulls_last=True)
     )
     return AuditResult(
         k=k,
         releases=sources,
-        quasi_identifiers=qis,
+        quasi_identifiers=split,
         join_columns=join,
         linked_rows=linked_rows,
         classes=classes,

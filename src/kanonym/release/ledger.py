@@ -51,11 +51,12 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
+import io
 import json
 import secrets
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -69,7 +70,8 @@ from kanonym.errors import InputError, VerificationError
 from kanonym.hierarchy import Hierarchy, SuppressBuilder, parse_hierarchy
 from kanonym.io import Table, load, write_atomic
 from kanonym.io.paths import check_destinations
-from kanonym.release.audit import ancestor_pairs
+from kanonym.models import required_k
+from kanonym.release.audit import AuditResult, ancestor_pairs, link
 from kanonym.release.pipeline import Result, anonymize_table
 from kanonym.search import Progress
 from kanonym.verify import measure, verify_models
@@ -77,14 +79,37 @@ from kanonym.verify import measure, verify_models
 if TYPE_CHECKING:
     import pandas
 
-LEDGER_SCHEMA_VERSION = 1
-"""Version of the ledger's tables; a ledger of a newer version is refused."""
+LEDGER_SCHEMA_VERSION = 2
+"""Version of the ledger's tables; a ledger of a newer version is refused.
+
+Version 2 added ``release_content`` (each release's table and resolved
+hierarchies, so that the ledger can audit its releases without the files)
+and ``pending_files`` (releases recorded whose files may not all be in place
+yet). A version 1 ledger is upgraded when opened for writing; its earlier
+releases are then read back from their files (checked by fingerprint).
+"""
 
 _APPLICATION_ID = 0x6B616E6C  # "kanl": marks the SQLite file as a kanonym ledger
 _SEED_LIMIT = 2**63  # SQLite integers are signed 64-bit
 _DATAFRAME = "<DataFrame>"
 _KEY_HASH = "key_hash"
 _KEY, _CLASS = "__kanonym_key", "__kanonym_class"
+
+_V2_SCHEMA = (
+    # What each release published, as Parquet, and the hierarchies it resolved
+    # (JSON: column -> levels), so an audit needs neither the files nor the specs.
+    """CREATE TABLE release_content (
+        release_id INTEGER PRIMARY KEY REFERENCES releases (id),
+        release_table BLOB NOT NULL,
+        hierarchies TEXT NOT NULL
+    )""",
+    # A release recorded before its files were renamed into place: the journal
+    # (kanonym.io.write) that completes them, until they are confirmed.
+    """CREATE TABLE pending_files (
+        release_id INTEGER PRIMARY KEY REFERENCES releases (id),
+        journal TEXT NOT NULL
+    )""",
+)
 
 _SCHEMA = (
     # The secret of the keyed hash of record keys (see Ledger.published).
@@ -135,6 +160,10 @@ _SCHEMA = (
         occurrences INTEGER NOT NULL CHECK (occurrences > 0),
         PRIMARY KEY (release_id, row_sha256)
     ) WITHOUT ROWID""",
+    *(
+        # Version 2 (see LEDGER_SCHEMA_VERSION).
+        _V2_SCHEMA
+    ),
     "CREATE INDEX releases_source ON releases (source)",
     # The seed rule, enforced by the database too (a replay re-uses its original's seed).
     "CREATE UNIQUE INDEX releases_seed ON releases (source_sha256, seed) WHERE replay_of IS NULL",
@@ -268,6 +297,16 @@ class LedgerEntry:
         if not set(self.complementary) <= set(self.quasi_identifiers):
             raise InputError(f"{where}: complementary attributes must be quasi-identifiers")
 
+    @property
+    def k(self) -> int:
+        """The largest k the release was made with (1 if none)."""
+        ks = [
+            int(str(model["k"]))
+            for model in self.models
+            if model.get("model") == "k-anonymity" and "k" in model
+        ]
+        return max(ks, default=1)
+
     def as_dict(self) -> dict[str, object]:
         """JSON-ready form."""
         document = dataclasses.asdict(self)
@@ -339,6 +378,8 @@ class Ledger:
                 )
             elif version < 1:
                 raise InputError(f"{self.path}: damaged kanonym ledger (schema version {version})")
+            elif version < LEDGER_SCHEMA_VERSION and create:
+                self._upgrade(connection)
 
     @contextlib.contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -376,6 +417,20 @@ class Ledger:
                     "INSERT INTO meta VALUES ('key_secret', ?)", (secrets.token_bytes(32),)
                 )
                 connection.execute(f"PRAGMA application_id = {_APPLICATION_ID}")
+                connection.execute(f"PRAGMA user_version = {LEDGER_SCHEMA_VERSION}")
+            _commit(connection)
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                connection.execute("ROLLBACK")
+            raise
+
+    def _upgrade(self, connection: sqlite3.Connection) -> None:
+        """Version 1 -> 2: add the tables version 2 introduced (nothing else changed)."""
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            if connection.execute("PRAGMA user_version").fetchone()[0] == 1:
+                for statement in _V2_SCHEMA:
+                    connection.execute(statement)
                 connection.execute(f"PRAGMA user_version = {LEDGER_SCHEMA_VERSION}")
             _commit(connection)
         except BaseException:
@@ -423,6 +478,202 @@ class Ledger:
             .with_columns(pl.col("values").str.json_decode(schema))
             .unnest("values")
         )
+
+    def release_table(self, release_id: int) -> pl.DataFrame:
+        """The table release ``release_id`` published, as the ledger recorded it.
+
+        Releases recorded by a version 1 ledger are read back from their output
+        file, which must still be the release (same content fingerprint).
+
+        Raises:
+            InputError: no such release, or (version 1) its file is gone or changed.
+        """
+        entry = self.entry(release_id)
+        with self._connect() as connection:
+            found = None
+            if _has_table(connection, "release_content"):
+                found = connection.execute(
+                    "SELECT release_table FROM release_content WHERE release_id = ?",
+                    (release_id,),
+                ).fetchone()
+        if found is not None:
+            return pl.read_parquet(io.BytesIO(found[0]))
+        try:
+            frame = load(entry.output).frame
+        except InputError as error:
+            raise InputError(
+                f"release {release_id} (recorded before the ledger kept release tables) "
+                f"cannot be read back: {error}"
+            ) from None
+        if table_fingerprint(frame) != entry.release_sha256:
+            raise InputError(
+                f"{entry.output}: no longer the file release {release_id} wrote (its content "
+                "fingerprint differs), and the ledger predates keeping release tables"
+            )
+        return frame
+
+    def release_hierarchies(self, release_id: int) -> dict[str, Hierarchy]:
+        """The hierarchies release ``release_id`` resolved, per quasi-identifier.
+
+        Empty for a release recorded by a version 1 ledger, which kept only
+        each hierarchy's spec (:attr:`LedgerEntry.hierarchies`).
+        """
+        entry = self.entry(release_id)
+        with self._connect() as connection:
+            found = None
+            if _has_table(connection, "release_content"):
+                found = connection.execute(
+                    "SELECT hierarchies FROM release_content WHERE release_id = ?", (release_id,)
+                ).fetchone()
+        if found is None:
+            return {}
+        levels = json.loads(found[0])
+        return {
+            name: Hierarchy(
+                name=entry.hierarchies[name].source,
+                levels=tuple(tuple(level) for level in levels[name]),
+            )
+            for name in entry.quasi_identifiers
+        }
+
+    def audit(self, release_ids: Sequence[int], *, k: int | None = None) -> AuditResult:
+        """Link recorded releases as an attacker would and check k (:func:`kanonym.audit`).
+
+        The releases' tables and hierarchies come from the ledger, so nothing
+        needs to be given again: the quasi-identifier is every column any of
+        them generalized, each with the hierarchies the releases used; they
+        are joined on the columns they share that every one of them published
+        exactly. ``k`` defaults to the largest k any of them was made with.
+        This is the check :meth:`release` runs before it records a release.
+
+        Raises:
+            InputError: fewer than two releases, an unknown release, or
+                releases that share no column they all publish exactly (they
+                cannot be linked record by record).
+        """
+        if len(release_ids) < 2:
+            raise InputError(f"an audit links at least two releases, got {len(release_ids)}")
+        entries = [self.entry(i) for i in release_ids]
+        tables = [self.release_table(e.id) for e in entries]
+        hierarchies = [self._resolved(e, tables) for e in entries]
+        strictest = max(e.k for e in entries) if k is None else k
+        result = link_releases(
+            tables,
+            [f"release {e.id}" for e in entries],
+            hierarchies,
+            strictest,
+            declared=_declared(entries),
+        )
+        if result is None:
+            raise InputError(
+                f"releases {', '.join(str(i) for i in release_ids)} share no column that all of "
+                "them publish exactly: they cannot be linked record by record"
+            )
+        return result
+
+    def _resolved(
+        self,
+        entry: LedgerEntry,
+        tables: Sequence[pl.DataFrame],
+        fallback: Mapping[str, Hierarchy] | None = None,
+    ) -> dict[str, Hierarchy]:
+        """The entry's hierarchies: recorded, or (version 1 entries) rebuilt from their specs.
+
+        A builder spec is rebuilt on the released values of ``tables`` (which
+        works for ``mask`` and ``suppress``) unless ``fallback`` holds a
+        hierarchy of the same spec (the release being made, on the same source).
+        """
+        stored = self.release_hierarchies(entry.id)
+        if stored:
+            return stored
+        resolved: dict[str, Hierarchy] = {}
+        for name, record in entry.hierarchies.items():
+            known = (fallback or {}).get(name)
+            if known is not None and known.name == record.source:
+                resolved[name] = known
+                continue
+            spec = parse_hierarchy(record.source)
+            if isinstance(spec, Hierarchy):
+                resolved[name] = spec
+                continue
+            values = (
+                pl.concat([t.get_column(name).cast(pl.String) for t in tables if name in t.columns])
+                .unique()
+                .to_list()
+            )
+            try:
+                resolved[name] = spec.build(values, column=name, source=f"release {entry.id}")
+            except InputError as error:
+                raise InputError(
+                    f"release {entry.id} (recorded before the ledger kept hierarchies): "
+                    f"hierarchy {record.source} of '{name}' cannot be rebuilt from released "
+                    f"values ({error})"
+                ) from None
+        return resolved
+
+    def _earlier_hierarchies(
+        self, table: Table, same: Sequence[LedgerEntry]
+    ) -> dict[str, HierarchyLike]:
+        """Per column, the hierarchy the latest earlier release of the source generalized it with.
+
+        The recorded hierarchy when it still covers the column's values, else
+        its spec rebuilt on this table (a grown table has new values).
+        """
+        found: dict[str, HierarchyLike] = {}
+        for entry in sorted(same, key=lambda e: e.id):
+            stored = self.release_hierarchies(entry.id)
+            for name, record in entry.hierarchies.items():
+                if name not in table.frame.columns:
+                    continue
+                hierarchy = stored.get(name)
+                values = set(table.frame.get_column(name).cast(pl.String).unique().to_list())
+                if hierarchy is not None and values <= set(hierarchy.leaves):
+                    found[name] = hierarchy
+                    continue
+                with contextlib.suppress(InputError):  # an ARX file since removed
+                    found[name] = parse_hierarchy(record.source)
+        return found
+
+    def _check_links(
+        self, result: Result, earlier: Sequence[LedgerEntry], complementary: Collection[str]
+    ) -> None:
+        """Refuse a release that, linked with earlier ones, is not k-anonymous.
+
+        Sweeney (2002, §4.2): releases of one table that share attributes can
+        be joined on them. Before a release is recorded it is linked, as
+        :meth:`audit` would link it, with each earlier release of its source
+        and, when there are several, with all of them at once; every linked
+        table must be k-anonymous for the largest k involved. So a release the
+        ledger records always passes the ledger's own audit.
+
+        Raises:
+            VerificationError: a linked table has classes below k.
+        """
+        new = dict(result.hierarchies)
+        k = required_k(result.models)
+        groups = [[e] for e in earlier]
+        if len(earlier) > 1:
+            groups.append(list(earlier))
+        for group in groups:
+            tables = [*(self.release_table(e.id) for e in group), result.table]
+            linked = link_releases(
+                tables,
+                [*(f"release {e.id}" for e in group), "this release"],
+                [*(self._resolved(e, tables, new) for e in group), new],
+                max(k, *(e.k for e in group)),
+                declared=_declared(group) | (set(new) - set(complementary)),
+            )
+            if linked is None or linked.k_anonymous:
+                continue
+            ids = " ".join(str(e.id) for e in group)
+            raise VerificationError(
+                f"linked with release(s) {ids} on {', '.join(linked.join_columns)}, as "
+                f"'kanonym audit' links them, this release leaves {linked.classes_below_k} "
+                f"class(es) ({linked.records_below_k} records) below k={linked.k}; nothing "
+                f"written or recorded: base it on release {group[-1].id} (based_on), "
+                "generalize the shared columns further, or leave out columns the earlier "
+                "release published"
+            )
 
     def _entry(self, row: Mapping[str, object]) -> LedgerEntry:
         try:
@@ -599,7 +850,14 @@ class Ledger:
         ]
         last_id = max((e.id for e in entries), default=0)
         plan = _plan(
-            table, config, same=same, key=key, base=base, replayed=replayed, last_id=last_id
+            table,
+            config,
+            same=same,
+            key=key,
+            base=base,
+            replayed=replayed,
+            last_id=last_id,
+            earlier_hierarchies=self._earlier_hierarchies(table, same),
         )
         result = anonymize_table(
             table, plan.config, read_seconds=read_seconds, on_progress=on_progress
@@ -632,6 +890,7 @@ class Ledger:
             )
         if plan.base is not None and published is not None and previous is not None:
             _check_temporal(published, previous, plan.base, result.hierarchies)
+        self._check_links(result, same, plan.complementary)
         return self._write_and_record(
             plan,
             result,
@@ -694,6 +953,7 @@ class Ledger:
                 )
                 if published is not None:
                     _insert_published(connection, entry.id, published)
+                _insert_content(connection, entry.id, result)
                 payloads = result.payloads(
                     output,
                     report=report,
@@ -805,6 +1065,17 @@ def _insert(connection: sqlite3.Connection, entry: LedgerEntry) -> None:
     )
 
 
+def _insert_content(connection: sqlite3.Connection, release_id: int, result: Result) -> None:
+    """Keep the released table (Parquet, zstd) and the resolved hierarchies' levels."""
+    buffer = io.BytesIO()
+    result.table.write_parquet(buffer, compression="zstd")
+    levels = {name: [list(level) for level in h.levels] for name, h in result.hierarchies.items()}
+    connection.execute(
+        "INSERT INTO release_content VALUES (?, ?, ?)",
+        (release_id, buffer.getvalue(), json.dumps(levels)),
+    )
+
+
 def _insert_published(
     connection: sqlite3.Connection, release_id: int, published: pl.DataFrame
 ) -> None:
@@ -878,11 +1149,13 @@ def _plan(
     base: LedgerEntry | None,
     replayed: LedgerEntry | None,
     last_id: int,
+    earlier_hierarchies: Mapping[str, HierarchyLike],
 ) -> _Plan:
     """Apply the seed, key, temporal and complementary policies to the job.
 
     ``same`` are the recorded releases of the same source: same file, same
-    content, or sharing a record key with this table.
+    content, or sharing a record key with this table. ``earlier_hierarchies``
+    are the hierarchies earlier releases of it generalized columns with.
     """
     if replayed is not None and replayed not in same:
         raise InputError(f"--replay {replayed.id}: release {replayed.id} is of another source")
@@ -935,7 +1208,9 @@ def _plan(
                     "joins the quasi-identifier (complementary release) and cannot be sensitive; "
                     "drop it from --sensitive or use --based-on"
                 )
-            quasi_identifiers[name] = SuppressBuilder()
+            # The hierarchy an earlier release generalized it with, so that the
+            # releases' labels nest and link; suppression if none did.
+            quasi_identifiers[name] = earlier_hierarchies.get(name, SuppressBuilder())
     try:
         # The key travels through the pipeline as an unchanged column, so that each
         # released row keeps its record's key; it is dropped before anything is written.
@@ -1136,3 +1411,73 @@ def _check_temporal(
                 f"{bad.height} record(s) would get a value of '{name}' more specific than (or "
                 f"unrelated to) what release {base.id} published for them"
             )
+
+
+def _has_table(connection: sqlite3.Connection, name: str) -> bool:
+    found = connection.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
+    ).fetchone()
+    return found is not None
+
+
+def _declared(entries: Sequence[LedgerEntry]) -> set[str]:
+    """The quasi-identifiers the releases were made with, less their complementary attributes."""
+    return {q for e in entries for q in e.quasi_identifiers if q not in e.complementary}
+
+
+def link_releases(
+    tables: Sequence[pl.DataFrame],
+    names: Sequence[str],
+    hierarchies: Sequence[Mapping[str, Hierarchy]],
+    k: int,
+    *,
+    declared: Collection[str],
+) -> AuditResult | None:
+    """Link released tables on what they share, as the ledger audits them; None if nothing can.
+
+    Every column a release generalized is compared through its hierarchies
+    (all those the releases used for it). The releases are joined on the
+    columns they all share that each publishes exactly (every value a leaf:
+    a column no release generalized, or one left at its leaves). The classes
+    of the linked table are split by ``declared``, the quasi-identifiers the
+    releases were made with (not the attributes added to them only because an
+    earlier release published them: those link releases to each other, not
+    to identities). Releases that share no exact column cannot be linked row
+    by row: None.
+    """
+    frames = [t.with_columns(pl.all().cast(pl.String)) for t in tables]
+    per_column: dict[str, list[Hierarchy]] = {}
+    for found in hierarchies:
+        for name, hierarchy in found.items():
+            same = per_column.setdefault(name, [])
+            if all(h.levels != hierarchy.levels for h in same):
+                same.append(hierarchy)
+    shared = set(frames[0].columns).intersection(*(f.columns for f in frames[1:]))
+    join = [
+        c
+        for c in frames[0].columns
+        if c in shared and (c not in per_column or _exact(frames, c, per_column[c]))
+    ]
+    if not join:
+        return None
+    split = [c for c in per_column if c in declared]
+    return link(frames, names, per_column, k, join=join, classes_on=split)
+
+
+def _exact(frames: Sequence[pl.DataFrame], column: str, hierarchies: Sequence[Hierarchy]) -> bool:
+    """Every release publishes ``column`` exactly: each value is a label covering one leaf."""
+    covers = pl.concat(
+        pl.DataFrame(
+            {
+                "leaf": pl.Series(h.levels[0], dtype=pl.String),
+                "label": pl.Series(level, dtype=pl.String),
+            }
+        )
+        for h in hierarchies
+        for level in h.levels
+    ).unique()
+    single = (
+        covers.group_by("label").agg(pl.len().alias("n")).filter(pl.col("n") == 1).select("label")
+    )
+    values = pl.concat([f.select(pl.col(column).alias("label")) for f in frames]).unique()
+    return values.join(single, on="label", how="anti", nulls_equal=True).height == 0
