@@ -11,6 +11,8 @@ The public API, everything a script or notebook needs:
 
 from typing import TYPE_CHECKING
 
+# Imported for its effect, before any kernel is defined: a writable numba cache.
+from kanonym import _numba_cache  # noqa: F401
 from kanonym._lazy import lazy_names
 from kanonym._version import __version__
 from kanonym.config import AnonymizationConfig, ReleaseJob, SuppressionLimit

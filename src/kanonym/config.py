@@ -21,9 +21,11 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import cast
 
-from kanonym.errors import InputError
+from kanonym.errors import InputError, NestedColumnError
 from kanonym.hierarchy import Hierarchy, HierarchyBuilder, parse_hierarchy, spec_file
 from kanonym.io.paths import check_destinations
+from kanonym.io.read import read_schema
+from kanonym.io.table import nested_columns
 from kanonym.metrics import DEFAULT_METRIC, METRICS
 from kanonym.recoding import RECODINGS
 from kanonym.search import ALGORITHMS, DEFAULT_ALGORITHM, DEFAULT_POLICY, POLICIES
@@ -545,6 +547,10 @@ def job_from_options(
     the destinations (output, report, report-html and ``more_outputs``) are
     checked with :func:`kanonym.io.paths.check_destinations` against the
     inputs (the table, the hierarchy files and ``job_file``) and each other.
+    A Parquet input is refused, from its footer alone, when a column it
+    releases or reads holds lists, arrays or structs
+    (:class:`~kanonym.errors.NestedColumnError`): only identifying columns,
+    which are dropped, may.
     """
     opts = _Options(options, where)
     k = opts.integer("k")
@@ -602,6 +608,7 @@ def job_from_options(
         numeric=opts.names("numeric"),
         categorical=opts.names("categorical"),
     )
+    _refuse_nested(source, config)
     return ReleaseJob(
         input=source,
         output=output,
@@ -610,6 +617,21 @@ def job_from_options(
         delimiter=opts.text("delimiter"),
         config=config,
     )
+
+
+def _refuse_nested(source: Path, config: AnonymizationConfig) -> None:
+    """Refuse, before the table is read, a nested column the job would release or read.
+
+    Polars can neither generalize lists or structs nor write them as CSV; it
+    failed with a traceback after the search. Identifying columns are dropped,
+    so they may hold anything.
+    """
+    schema = read_schema(source)
+    if schema is None:
+        return
+    for column, kind in nested_columns(schema).items():
+        if column not in config.identifying:
+            raise NestedColumnError(str(source), column, kind)
 
 
 def read_job_file(path: Path) -> dict[str, object]:
@@ -623,3 +645,15 @@ def read_job_file(path: Path) -> dict[str, object]:
         raise InputError(f"{path}: cannot read job file ({error.strerror})") from None
     except tomllib.TOMLDecodeError as error:
         raise InputError(f"{path}: not valid TOML ({error})") from None
+    except UnicodeDecodeError as error:
+        # TOML is UTF-8 by definition; a file saved as cp1252 or latin-1 fails here.
+        raise InputError(
+            f"{path}: the job file is not UTF-8 (byte {error.object[error.start]:#04x} at offset "
+            f"{error.start}); save it as UTF-8"
+        ) from None
+    except RecursionError:
+        # tomllib parses nested arrays and inline tables recursively.
+        raise InputError(
+            f"{path}: arrays or inline tables nested too deeply for a job file; "
+            "a job's values are flat lists and tables"
+        ) from None

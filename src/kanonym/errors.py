@@ -65,3 +65,25 @@ class StaleTransformationError(VerificationError):
     More rows would have to be suppressed than the report's limit allows; the
     batch needs a new search (``kanonym anonymize``). Nothing was written.
     """
+
+
+class NestedColumnError(InputError):
+    """A column holds lists, arrays or structs, which kanonym cannot generalize or write as CSV.
+
+    ``source`` names the table, ``column`` the column and ``kind`` what it
+    holds (``"lists"``, ``"arrays"`` or ``"structs"``), so the command line can
+    say how to fix it with its own flags.
+
+    Example:
+        >>> str(NestedColumnError("t.parquet", "codes", "lists")).split(";")[0]
+        "t.parquet: column 'codes' holds lists"
+    """
+
+    def __init__(self, source: str, column: str, kind: str) -> None:
+        self.source = source
+        self.column = column
+        self.kind = kind
+        super().__init__(
+            f"{source}: column '{column}' holds {kind}; kanonym releases flat values (text, "
+            "numbers, dates): flatten it into plain columns, or name it identifying to drop it"
+        )

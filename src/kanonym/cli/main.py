@@ -24,17 +24,22 @@ from kanonym.config import ReleaseJob, job_from_options, read_job_file
 from kanonym.errors import (
     InputError,
     KanonymError,
+    NestedColumnError,
     StaleTransformationError,
     UnassignedColumnsError,
     VerificationError,
 )
 from kanonym.io.paths import check_destinations
+from kanonym.io.read import read_schema
+from kanonym.io.table import nested_columns
 from kanonym.metrics import DEFAULT_METRIC, METRICS
 from kanonym.recoding import RECODINGS
 from kanonym.release.pipeline import Result, anonymize, check, run_job
 from kanonym.search import ALGORITHMS, DEFAULT_ALGORITHM, DEFAULT_POLICY, POLICIES
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_INTERRUPTED = 130
+"""Ctrl-C, as shells report a process ended by SIGINT (128 + 2)."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -324,6 +329,7 @@ def _anonymize(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
+    _require_flat(args.input, args.sensitive)
     summary = check(args.input, args.qi, args.k, sensitive=args.sensitive, delimiter=args.delimiter)
     if args.json:
         print(json.dumps(summary.as_dict()))
@@ -338,6 +344,15 @@ def _check(args: argparse.Namespace) -> int:
             print(f"  {measures.text()}")
     # The sensitive measures are reported, not judged: no threshold was given.
     return EXIT_OK if summary.k_anonymous else EXIT_FAILED
+
+
+def _require_flat(source: str, columns: Sequence[str]) -> None:
+    """Refuse a Parquet input whose named columns hold lists or structs, from its footer."""
+    schema = read_schema(source)
+    nested = {} if schema is None else nested_columns(schema)
+    for column in columns:
+        if column in nested:
+            raise NestedColumnError(source, column, nested[column])
 
 
 def _apply(args: argparse.Namespace) -> int:
@@ -440,6 +455,18 @@ def unassigned_message(error: UnassignedColumnsError) -> str:
     )
 
 
+def nested_message(error: NestedColumnError, command: str) -> str:
+    """The command line's wording of a column holding lists or structs."""
+    if command in ("anonymize", "release"):
+        fix = f"flatten it or drop it with --identifying {error.column}"
+    else:
+        fix = "flatten it, or leave it out of the columns named"
+    return (
+        f"{error.source}: column '{error.column}' holds {error.kind}; kanonym releases and "
+        f"measures flat values: {fix}"
+    )
+
+
 def _require_matplotlib() -> None:
     # The HTML report's module loads only when a page is asked for.
     from kanonym.report.html import require_matplotlib
@@ -478,7 +505,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UnassignedColumnsError as error:
         print(f"kanonym: error: {unassigned_message(error)}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except NestedColumnError as error:
+        print(f"kanonym: error: {nested_message(error, args.command)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except KanonymError as error:
         message = " ".join(str(error).split())
         print(f"kanonym: error: {message}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except MemoryError:
+        # Polars and NumPy raise it when an allocation fails; the traceback helped no one.
+        print(
+            "kanonym: error: out of memory: the table and its encoding did not fit; try fewer "
+            "rows or fewer quasi-identifiers (or a machine with more memory); nothing written",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        # Ctrl-C: the traceback ran through numba frames and said nothing useful. Outputs
+        # are renamed into place only when complete, so an interrupted run leaves none.
+        print("kanonym: interrupted; nothing written", file=sys.stderr)
+        return EXIT_INTERRUPTED

@@ -90,6 +90,30 @@ def read_table(path: str | Path, *, delimiter: str | None = None) -> Table:
     return Table(frame=frame, source=source, dialect=dialect, sha256=sha256)
 
 
+def read_schema(path: str | Path) -> dict[str, pl.DataType] | None:
+    """The column types of a Parquet file, from its footer alone; None for any other file.
+
+    A CSV file's columns are all text, so only Parquet can hold nested values;
+    this lets a job refuse them before the table is read. A file that is
+    missing or unreadable gives None too: reading it says what is wrong.
+
+    Example:
+        >>> import tempfile
+        >>> path = Path(tempfile.mkdtemp()) / "t.parquet"
+        >>> pl.DataFrame({"codes": [["a"]]}).write_parquet(path)
+        >>> read_schema(path)
+        {'codes': List(String)}
+    """
+    try:
+        with Path(path).open("rb") as handle:
+            magic = handle.read(len(_PARQUET_MAGIC))
+        if magic != _PARQUET_MAGIC and format_for(path) != "parquet":
+            return None
+        return dict(pl.read_parquet_schema(path))
+    except (OSError, ValueError, pl.exceptions.PolarsError):
+        return None
+
+
 def from_dataframe(data: pl.DataFrame | pd.DataFrame) -> Table:
     """Wrap an in-memory Polars or pandas DataFrame as a :class:`Table`.
 

@@ -15,12 +15,12 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import polars as pl
 
-from kanonym.errors import InputError
+from kanonym.errors import InputError, NestedColumnError
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -84,3 +84,33 @@ class Table:
                 )
         if self.frame.height == 0:
             raise InputError(f"{self.source}: the table has no rows")
+
+    def require_flat(self, columns: Sequence[str]) -> None:
+        """None of the named columns holds lists, arrays or structs; else a NestedColumnError.
+
+        Example:
+            >>> table = Table(frame=pl.DataFrame({"a": [[1]]}), source="t", dialect=None)
+            >>> table.require_flat(["a"])  # doctest: +ELLIPSIS
+            Traceback (most recent call last):
+            ...
+            kanonym.errors.NestedColumnError: t: column 'a' holds lists; ...
+        """
+        nested = nested_columns(self.frame.schema)
+        for column in columns:
+            if column in nested:
+                raise NestedColumnError(self.source, column, nested[column])
+
+
+def nested_columns(schema: Mapping[str, pl.DataType]) -> dict[str, str]:
+    """The columns of ``schema`` holding nested values -> ``lists``, ``arrays`` or ``structs``.
+
+    Example:
+        >>> nested_columns(pl.DataFrame({"a": [[1]], "b": ["x"], "c": [{"d": 1}]}).schema)
+        {'a': 'lists', 'c': 'structs'}
+    """
+    kinds = {pl.List: "lists", pl.Array: "arrays", pl.Struct: "structs"}
+    return {
+        name: kinds.get(dtype.base_type(), "nested values")
+        for name, dtype in schema.items()
+        if dtype.is_nested()
+    }

@@ -1,0 +1,215 @@
+"""Issue 10, points 7-10 and 14: one-line errors that say how to fix, Ctrl-C, argument order.
+
+Every bad input ends in one line on stderr and exit 2 with nothing written;
+each test is named after the point of the issue it checks.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+from tests.patients import patients, write_patients
+
+from kanonym.cli import main
+
+# The package's ``main`` attribute is the function; tests patch the module's names.
+cli_main = sys.modules["kanonym.cli.main"]
+
+QI = ["--qi", "birth_date=date", "sex=suppress", "zip=mask"]
+ROLES = ["--identifying", "name", "ssn", "--insensitive", "diagnosis", "admission_date"]
+ROLES += ["length_of_stay"]
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    write_patients(tmp_path)
+    return tmp_path
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+def _bad_input(argv: list[str], capsys: pytest.CaptureFixture[str], *needles: str) -> str:
+    """Run ``argv``: exit 2, one line on stderr starting ``kanonym: error:``, holding needles."""
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("kanonym: error: "), err
+    for needle in needles:
+        assert needle in err, (needle, err)
+    return err
+
+
+# Point 7: tracebacks become one-line errors.
+
+
+def test_issue10_p7_no_writable_numba_cache_falls_back_to_a_temporary_folder(
+    tmp_path: Path,
+) -> None:
+    # An installed package its user cannot write beside, and no usable HOME: every
+    # __pycache__ of the copy is a regular file (unwritable even for root), and the
+    # user-wide cache folder lies under a regular file too.
+    package = tmp_path / "site" / "kanonym"
+    shutil.copytree(
+        SRC / "kanonym", package, ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc")
+    )
+    for folder in {path.parent for path in package.rglob("*.py")}:
+        (folder / "__pycache__").write_text("not a folder")
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    (tmp_path / "tmp").mkdir()
+    table = tmp_path / "t.csv"
+    table.write_text("a,b\n1,x\n1,y\n2,x\n2,y\n")
+    env = {
+        key: value for key, value in os.environ.items() if not key.startswith(("NUMBA_", "HOME"))
+    }
+    env |= {
+        "PYTHONPATH": str(package.parent),
+        "XDG_CACHE_HOME": str(blocker / "cache"),
+        "TMPDIR": str(tmp_path / "tmp"),
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+    argv = ["anonymize", str(table), "--qi", "a=suppress", "--insensitive", "b", "--k", "2"]
+    argv += ["--output", str(tmp_path / "out.csv"), "--quiet"]
+    done = subprocess.run(
+        [sys.executable, "-m", "kanonym", *argv],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("kanonym: note: "), done.stderr
+    assert "NUMBA_CACHE_DIR" in done.stderr
+    assert (tmp_path / "out.csv").read_text().startswith("a,b\n")
+    # The compiled kernels went to the temporary folder.
+    assert list((tmp_path / "tmp").rglob("*.nbi"))
+
+
+def _nested_parquet(folder: Path) -> Path:
+    frame = patients(60).with_columns(
+        codes=pl.col("diagnosis").str.split("a"), place=pl.struct("sex", "zip")
+    )
+    path = folder / "nested.parquet"
+    frame.write_parquet(path)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("extra", "column", "kind"),
+    [
+        (["--qi", "codes=suppress", "--identifying", "place"], "codes", "lists"),
+        (["--insensitive", "codes", "--identifying", "place"], "codes", "lists"),
+        (["--keep-unlisted", "--identifying", "codes"], "place", "structs"),
+    ],
+)
+def test_issue10_p7_nested_parquet_column_is_a_one_line_error(
+    tmp_path: Path, capsys, extra: list[str], column: str, kind: str
+) -> None:
+    source = _nested_parquet(tmp_path)
+    before = _files(tmp_path)
+    argv = ["anonymize", str(source), *QI, "--k", "5", *ROLES, "--output", "out.csv", *extra]
+    argv[argv.index("out.csv")] = str(tmp_path / "out.csv")
+    _bad_input(argv, capsys, str(source), f"column '{column}' holds {kind}", "--identifying")
+    assert _files(tmp_path) == before
+
+
+def test_nested_parquet_column_dropped_as_identifying_is_still_released(
+    tmp_path: Path, capsys
+) -> None:
+    source = _nested_parquet(tmp_path)
+    argv = ["anonymize", str(source), *QI, "--k", "5", *ROLES, "--identifying", "codes", "place"]
+    argv += ["--output", str(tmp_path / "out.csv"), "--quiet"]
+    assert main(argv) == 0
+    assert (tmp_path / "out.csv").read_text().startswith("birth_date,sex,zip,diagnosis")
+
+
+def test_issue10_p7_nested_sensitive_column_in_check(tmp_path: Path, capsys) -> None:
+    source = _nested_parquet(tmp_path)
+    argv = ["check", str(source), "--qi", "zip", "--k", "2", "--sensitive", "codes"]
+    _bad_input(argv, capsys, str(source), "column 'codes' holds lists")
+
+
+def test_issue10_p7_out_of_memory_is_a_one_line_error(
+    folder: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def exhausted(*args: object, **kwargs: object) -> None:
+        raise MemoryError
+
+    monkeypatch.setattr(cli_main, "run_job", exhausted)
+    before = _files(folder)
+    argv = ["anonymize", str(folder / "patients.csv"), *QI, "--k", "5", *ROLES]
+    argv += ["--output", str(folder / "out.csv")]
+    _bad_input(argv, capsys, "out of memory", "nothing written", "fewer")
+    assert _files(folder) == before
+
+
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        ('input = "p.csv"\n# caf\xe9\n'.encode("latin-1"), "not UTF-8"),
+        (b"k = " + b"[" * 5000 + b"]" * 5000 + b"\n", "nested too deeply"),
+    ],
+)
+def test_issue10_p7_unreadable_job_file_is_a_one_line_error(
+    folder: Path, capsys, content: bytes, needle: str
+) -> None:
+    job = folder / "job.toml"
+    job.write_bytes(content)
+    _bad_input(["anonymize", "--config", str(job)], capsys, str(job), needle)
+
+
+# Point 8: Ctrl-C.
+
+
+def test_issue10_p8_ctrl_c_is_one_line_and_exit_130(
+    folder: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli_main, "run_job", interrupted)
+    before = _files(folder)
+    argv = ["anonymize", str(folder / "patients.csv"), *QI, "--k", "5", *ROLES]
+    assert main([*argv, "--output", str(folder / "out.csv")]) == 130
+    assert capsys.readouterr().err == "kanonym: interrupted; nothing written\n"
+    assert _files(folder) == before
+
+
+def test_issue10_p8_ctrl_c_in_a_running_process(folder: Path) -> None:
+    # The real signal, in the real program (run() ends the process with os._exit).
+    script = (
+        "import sys, time\n"
+        "import kanonym.cli.main\n"
+        "cli = sys.modules['kanonym.cli.main']\n"
+        "def slow(*args, **kwargs):\n"
+        "    print('searching', flush=True)\n"
+        "    time.sleep(60)\n"
+        "cli.run_job = slow\n"
+        "cli.run()\n"
+    )
+    argv = ["anonymize", str(folder / "patients.csv"), *QI, "--k", "5", *ROLES]
+    argv += ["--output", str(folder / "out.csv")]
+    process = subprocess.Popen(
+        [sys.executable, "-c", script, *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    assert process.stdout.readline() == "searching\n"
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130
+    assert err == "kanonym: interrupted; nothing written\n"
+    assert not (folder / "out.csv").exists()
