@@ -213,3 +213,72 @@ def test_issue10_p8_ctrl_c_in_a_running_process(folder: Path) -> None:
     assert process.returncode == 130
     assert err == "kanonym: interrupted; nothing written\n"
     assert not (folder / "out.csv").exists()
+
+
+# Point 9: an input after a list option is not swallowed by the list.
+
+
+def test_issue10_p9_input_after_the_qi_list_is_taken_as_the_input(folder: Path, capsys) -> None:
+    source = str(folder / "patients.csv")
+    argv = ["anonymize", *QI, source, "--k", "5", *ROLES, "--output", str(folder / "o.csv")]
+    assert main(argv) == 0, capsys.readouterr().err
+    assert (folder / "o.csv").read_text().startswith("birth_date,sex,zip,")
+
+
+def test_issue10_p9_input_after_a_column_list_is_taken_as_the_input(folder: Path, capsys) -> None:
+    source = str(folder / "patients.csv")
+    argv = ["anonymize", *QI, "--k", "5", "--output", str(folder / "o.csv"), *ROLES, source]
+    assert main(argv) == 0, capsys.readouterr().err
+    assert (folder / "o.csv").exists()
+
+
+def test_issue10_p9_input_after_the_list_wins_over_the_job_file_when_it_fits_no_item(
+    folder: Path, capsys
+) -> None:
+    (folder / "job.toml").write_text(
+        'input = "missing.csv"\nk = 5\nidentifying = ["name", "ssn"]\n'
+        'insensitive = ["diagnosis", "admission_date", "length_of_stay"]\n'
+    )
+    source = str(folder / "patients.csv")
+    argv = ["anonymize", "--config", str(folder / "job.toml"), "--output", str(folder / "o.csv")]
+    assert main([*argv, *QI, source]) == 0, capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["check", "--qi", "zip", "sex", "{in}", "--k", "2"],
+        ["check", "--k", "2", "--qi", "zip", "--sensitive", "diagnosis", "{in}"],
+        ["risk", "--qi", "zip", "sex", "{in}"],
+        ["disclosure", "--qi", "zip", "--sensitive", "diagnosis", "{in}"],
+        ["qi-scan", "--max-size", "1", "--columns", "zip", "sex", "{in}"],
+        ["link", "--on", "zip", "sex", "{in}", "{in2}"],
+        ["link", "{in}", "--on", "zip", "sex", "{in2}"],
+    ],
+)
+def test_issue10_p9_every_command_takes_its_input_after_a_list(
+    folder: Path, capsys, argv: list[str]
+) -> None:
+    write_patients(folder, "other.csv")
+    names = {"{in}": str(folder / "patients.csv"), "{in2}": str(folder / "other.csv")}
+    status = main([names.get(item, item) for item in argv])
+    out, err = capsys.readouterr()
+    assert status in (0, 1), err
+    assert not err
+    if argv[0] == "link":
+        assert f"linked {folder / 'other.csv'} against {folder / 'patients.csv'}" in out
+
+
+def test_issue10_p9_a_missing_input_says_how_to_give_it(folder: Path, capsys) -> None:
+    _bad_input(
+        ["check", "--qi", "zip", "sex", "--k", "2"],
+        capsys,
+        "required: input",
+        "put the input before the options or end the list with --",
+    )
+    _bad_input(
+        ["anonymize", *QI, "--k", "5", "--output", str(folder / "o.csv")],
+        capsys,
+        "'input' is required",
+        "put the input before the options or end the list with --",
+    )

@@ -10,11 +10,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from kanonym._version import __version__
 from kanonym.cli import attacks
@@ -42,11 +43,149 @@ EXIT_INTERRUPTED = 130
 """Ctrl-C, as shells report a process ended by SIGINT (128 + 2)."""
 
 
+_REQUIRED = "the following arguments are required: "
+INPUT_HINT = (
+    "put the input before the options or end the list with -- "
+    "(an option such as --qi takes every value up to the next option)"
+)
+_TABLE_SUFFIXES = (".csv", ".tsv", ".txt", ".gz", ".parquet", ".pq")
+_NEGATIVE_NUMBER = re.compile(r"-\d+(\.\d*)?|-\.\d+")
+_NEEDS_EQUALS = frozenset({"COL=HIERARCHY", "COL=W", "COL=L"})
+
+
+class _ParseError(Exception):
+    """argparse rejected the arguments; raised instead of exiting while a repair is tried."""
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse, but usage errors are one line and exit 2 like all bad input."""
+    """argparse, but usage errors are one line and exit 2 like all bad input.
+
+    A list option (``nargs="+"``, such as ``--qi``) takes every value up to the
+    next option, so ``--qi a=x b=y patients.csv`` swallowed the input. When a
+    positional argument is then missing, the trailing values of a list that
+    look like tables (an existing file, or a name ending in .csv, .parquet and
+    the like) are taken as the positional arguments instead, provided the
+    arguments then parse; with a job file (which may name the input) only a
+    value that does not fit the list's grammar is (``COL=HIERARCHY`` without
+    ``=``). Otherwise the error says how to give the input.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # Raw epilogs: every command's help ends with examples laid out by hand.
+        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+        super().__init__(*args, **kwargs)
+        self._raising = False
 
     def error(self, message: str) -> NoReturn:
+        if self._raising:
+            raise _ParseError(message)
         self.exit(EXIT_BAD_INPUT, f"kanonym: error: {message}\n")
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        tokens = list(sys.argv[1:] if args is None else args)
+        if namespace is not None:  # not how kanonym parses: nothing to retry with
+            return super().parse_known_args(tokens, namespace)
+        try:
+            parsed, extras = self._attempt(tokens)
+        except _ParseError as failure:
+            message = str(failure)
+            missing = message.removeprefix(_REQUIRED).split(", ")
+            if not message.startswith(_REQUIRED) or all(m.startswith("-") for m in missing):
+                self.error(message)
+            repaired = self._with_input_moved(tokens, must_misfit=False)
+            if repaired is None:
+                self.error(f"{message}; {INPUT_HINT}" if self._list_options() else message)
+            return repaired
+        if getattr(parsed, "input", "") is None and self._optional_input():
+            repaired = self._with_input_moved(
+                tokens, must_misfit=getattr(parsed, "config", None) is not None
+            )
+            if repaired is not None:
+                return repaired
+        return parsed, extras
+
+    def _attempt(self, tokens: list[str]) -> tuple[argparse.Namespace, list[str]]:
+        self._raising = True
+        try:
+            return super().parse_known_args(tokens, None)
+        finally:
+            self._raising = False
+
+    def _optional_input(self) -> bool:
+        return any(a.dest == "input" and a.nargs == "?" for a in self._positionals._group_actions)
+
+    def _list_options(self) -> list[argparse.Action]:
+        return [a for a in self._actions if a.option_strings and a.nargs == "+"]
+
+    def _list_action(self, token: str) -> argparse.Action | None:
+        """The list option ``token`` names (exactly or by an unambiguous prefix), if any."""
+        if "=" in token:
+            return None  # --qi=a=b gives the option its one value
+        actions = self._option_string_actions
+        action = actions.get(token)
+        if action is None and token.startswith("--"):
+            matches = {actions[o] for o in actions if o.startswith(token)}
+            action = matches.pop() if len(matches) == 1 else None
+        return action if action is not None and action.nargs == "+" else None
+
+    def _with_input_moved(
+        self, tokens: list[str], *, must_misfit: bool
+    ) -> tuple[argparse.Namespace, list[str]] | None:
+        """The parse with a list's trailing table names taken as positional, if one parses."""
+        runs: list[tuple[int, argparse.Action, list[int]]] = []
+        current: tuple[int, argparse.Action, list[int]] | None = None
+        for index, token in enumerate(tokens):
+            if token == "--":
+                break
+            if token.startswith("-") and len(token) > 1 and not _NEGATIVE_NUMBER.fullmatch(token):
+                action = self._list_action(token)
+                current = None if action is None else (index, action, [])
+                if current is not None:
+                    runs.append(current)
+            elif current is not None:
+                current[2].append(index)
+        for _, action, values in reversed(runs):
+            tail: list[int] = []
+            for index in reversed(values[1:]):  # the list keeps its first value
+                token = tokens[index]
+                if not _looks_like_table(token) or (must_misfit and _fits(action, token)):
+                    break
+                tail.insert(0, index)
+            # The most values first (audit takes several releases), then fewer (link's second).
+            for count in range(len(tail), 0, -1):
+                moved = tail[-count:]
+                kept = [t for i, t in enumerate(tokens) if i not in moved]
+                # After a "--" they are positional wherever they stand, and they keep
+                # their order after positional arguments given earlier.
+                if "--" not in kept:
+                    kept.append("--")
+                cut = kept.index("--") + 1
+                reordered = [*kept[:cut], *(tokens[i] for i in moved), *kept[cut:]]
+                try:
+                    parsed, extras = self._attempt(reordered)
+                except _ParseError:
+                    continue
+                if not extras and getattr(parsed, "input", "") is not None:
+                    return parsed, extras
+        return None
+
+
+def _looks_like_table(token: str) -> bool:
+    """Whether a list value is more likely a table file than a column or a spec."""
+    if Path(token).is_file():
+        return True
+    return "=" not in token and token.lower().endswith(_TABLE_SUFFIXES)
+
+
+def _fits(action: argparse.Action, token: str) -> bool:
+    """Whether ``token`` has the form of a value of the list option ``action``."""
+    if action.metavar in _NEEDS_EQUALS:
+        return "=" in token
+    if action.metavar == "SPEC":
+        return token.count(":") >= 2
+    return True
 
 
 def _build_parser() -> _Parser:
@@ -264,6 +403,9 @@ def job_options(args: argparse.Namespace) -> tuple[dict[str, object], Path, str]
             for key in ("max-suppressed-rows", "max_suppressed_rows"):
                 options.pop(key, None)
     options.update(flags)
+    if options.get("input") is None:
+        # The table is a positional argument, easily swallowed by a list option.
+        raise InputError(f"{where}: 'input' is required; {INPUT_HINT}")
     return options, base_dir, where
 
 
