@@ -15,7 +15,8 @@ from kanonym.encode import encode, encode_sensitive
 from kanonym.errors import InputError
 from kanonym.hierarchy import Hierarchy
 from kanonym.lattice import Lattice
-from kanonym.metrics import METRICS, MetricContext, make_metric
+from kanonym.metrics import METRICS, MetricContext, make_metric, score_tolerance
+from kanonym.metrics.ranking import best_of
 from kanonym.models import DistinctLDiversity, KAnonymity
 from kanonym.search import ALGORITHMS, CellSuppressionEvaluator, run_search
 
@@ -79,7 +80,8 @@ def _brute_force(evaluator, metric):
     evaluator.use_metric(metric)
     found = [evaluator.evaluate(lattice.node(i)) for i in range(lattice.size)]
     accepted = [e for e in found if e.satisfied]
-    return min(((e.score, e.node) for e in accepted), default=None)
+    best = best_of(accepted, score_tolerance(metric))
+    return None if best is None else (best.score, best.node)
 
 
 @settings(max_examples=60, deadline=None)

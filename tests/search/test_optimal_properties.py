@@ -10,16 +10,19 @@ from tests.strategies import problems
 from kanonym.encode import encode
 from kanonym.errors import InputError
 from kanonym.lattice import Lattice
-from kanonym.metrics import METRICS, MetricContext, make_metric
+from kanonym.metrics import METRICS, MetricContext, make_metric, score_tolerance
+from kanonym.metrics.ranking import best_of
 from kanonym.models import KAnonymity
 from kanonym.search import ALGORITHMS, NodeEvaluator, run_search
 
 
 def _brute_force(evaluator: NodeEvaluator, lattice: Lattice):
-    """The best satisfying node by (score, vector), scoring every node of the lattice."""
+    """The best satisfying node (lowest score, ties to the smallest vector, as
+    kanonym.metrics.ranking compares scores), scoring every node of the lattice."""
     evaluations = [evaluator.evaluate(lattice.node(i)) for i in range(lattice.size)]
     feasible = [e for e in evaluations if e.satisfied]
-    return min(feasible, key=lambda e: (e.score, e.node), default=None)
+    assert evaluator.metric is not None
+    return best_of(feasible, score_tolerance(evaluator.metric))
 
 
 @pytest.mark.parametrize("algorithm", ["optimal", "incognito"])

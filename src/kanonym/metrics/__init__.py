@@ -2,6 +2,7 @@
 
 from kanonym.metrics.base import ClassView, MetricContext, UtilityMetric
 from kanonym.metrics.measures import completeness, precision_by_attribute, report_measures
+from kanonym.metrics.ranking import SCORE_TOLERANCE, score_tolerance
 from kanonym.metrics.utility import (
     AverageClassSize,
     Discernibility,
@@ -32,6 +33,7 @@ def make_metric(name: str, context: MetricContext) -> UtilityMetric:
 __all__ = [
     "DEFAULT_METRIC",
     "METRICS",
+    "SCORE_TOLERANCE",
     "AverageClassSize",
     "ClassView",
     "Discernibility",
@@ -46,4 +48,5 @@ __all__ = [
     "make_metric",
     "precision_by_attribute",
     "report_measures",
+    "score_tolerance",
 ]

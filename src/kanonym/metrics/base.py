@@ -14,6 +14,9 @@ Searches use three things from a metric:
 Each metric also declares whether it is *monotone*: whether generalizing never
 lowers the score, with and without tuple suppression. For a monotone metric the
 optimum is always a minimal satisfying node, which lets searches stop early.
+And whether its scores are *exact* (``exact_scores``): rationals rounded once,
+so that equal values are equal floats; :mod:`kanonym.metrics.ranking` says how
+searches compare scores, and which node wins a tie.
 """
 
 from __future__ import annotations
@@ -166,6 +169,16 @@ class UtilityMetric(Protocol):
     @property
     def monotone_without_suppression(self) -> bool:
         """Generalizing never lowers the score when nothing is suppressed."""
+        ...
+
+    @property
+    def exact_scores(self) -> bool:
+        """Every score is an exact rational rounded once to the nearest float.
+
+        Equal values are then equal floats and rounding never inverts two
+        values, so searches compare such scores as they are; the scores of
+        other metrics tie within :data:`kanonym.metrics.ranking.SCORE_TOLERANCE`.
+        """
         ...
 
     def node_bounds(self, levels: npt.NDArray[np.int16]) -> FloatArray | None:

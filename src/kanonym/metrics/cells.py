@@ -11,7 +11,8 @@ show the same values. Each metric keeps its definition
   original value v costs log2(n / cnt(v)), its value generalized to the root.
 * ``precision`` (Sweeney 2002): a blanked cell counts as climbed to the top of
   its hierarchy (level/height 1); ``1 - precision`` is the weighted mean over
-  cells of level/height.
+  cells of level/height, computed exactly like the metric itself (so equal
+  values stay equal floats, see :mod:`kanonym.metrics.ranking`).
 * ``dm-star`` and ``dm`` (Bayardo & Agrawal 2005): the sum over released
   classes of size^2 (nothing is removed, so DM's penalty term is 0 and both agree).
 * ``aecs`` (LeFevre et al. 2006): rows per released class over k.
@@ -115,6 +116,16 @@ def cell_score(metric: UtilityMetric, node: Node, view: CellView) -> float:
         return base + extra
     if isinstance(metric, Precision):
         context = metric.context
+        if metric.scaled is not None and context.n_rows:
+            # Exactly, like the metric itself (ties stay ties): a blanked cell
+            # counts at its attribute's top level, the last entry of its table.
+            integers, denominator = metric.scaled
+            n = context.n_rows
+            numerator = 0
+            for a, (table, level) in enumerate(zip(integers, node, strict=True)):
+                blanked = int(view.blanked_rows(a).sum())
+                numerator += table[level] * (n - blanked) + table[-1] * blanked
+            return numerator / (n * denominator)
         total = float(sum(context.weights))
         if not total:
             return base

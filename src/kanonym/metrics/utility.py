@@ -22,12 +22,16 @@ Example:
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import numpy.typing as npt
 
 from kanonym.lattice import Node
-from kanonym.metrics.base import ClassView, FloatArray, MetricContext
+from kanonym.metrics.base import ClassView, FloatArray, IntArray, MetricContext
+
+# Every integer below this is a float64; sums kept below it convert exactly.
+_EXACT_INTEGERS = 2**53
 
 
 def _level_columns(levels: npt.NDArray[np.int16]) -> npt.NDArray[np.intp]:
@@ -67,24 +71,81 @@ def _per_level_sums(
     return total
 
 
+def decimal_weight(weight: float) -> Fraction:
+    """``weight`` as the decimal it is written as: 0.3 is 3/10, not the binary
+    float nearest to 3/10, so that weights 0.1 and 0.2 add up to 0.3.
+
+    Example:
+        >>> decimal_weight(0.1) + decimal_weight(0.2) == decimal_weight(0.3)
+        True
+    """
+    # repr gives the shortest decimal that reads back as the same float.
+    return Fraction(repr(float(weight)))
+
+
+def _scaled_tables(values: list[list[Fraction]]) -> tuple[list[list[int]], int] | None:
+    """Integer tables and one denominator with ``values[a][l] = tables[a][l] / denominator``.
+
+    None when a node's sum (or the denominator) could reach 2**53: past it,
+    float64 no longer holds every integer and the division would round twice.
+
+    Example:
+        >>> _scaled_tables([[Fraction(0), Fraction(3, 10)], [Fraction(0), Fraction(1, 4)]])
+        ([[0, 6], [0, 5]], 20)
+    """
+    denominator = math.lcm(*(v.denominator for table in values for v in table))
+    tables = [[int(v * denominator) for v in table] for table in values]
+    largest = sum(max((abs(v) for v in table), default=0) for table in tables)
+    if largest >= _EXACT_INTEGERS or denominator >= _EXACT_INTEGERS:
+        return None
+    return tables, denominator
+
+
 class _LevelTableMetric:
     """A metric that adds, over attributes, a weighted value per level.
 
     Such a metric depends on the levels alone: its node bound is its exact
     score, and it is monotone whenever each table never decreases with the
-    level. Subclasses fill ``tables[attribute][level]``.
+    level. Subclasses fill ``tables[attribute][level]`` (unweighted floats) and,
+    when these values are rationals, ``exact`` (the same values as fractions).
+    The score is then computed exactly, weights read as decimals
+    (:func:`decimal_weight`): the weighted tables scaled to integers over one
+    common denominator, summed as integers, divided once. Equal scores are then
+    equal floats (``exact_scores``), whatever the terms: 0.1 + 0.2 ties 0.3.
     """
 
     monotone_with_suppression = True
     monotone_without_suppression = True
 
-    def __init__(self, context: MetricContext, tables: list[list[float]]) -> None:
+    def __init__(
+        self,
+        context: MetricContext,
+        tables: list[list[float]],
+        exact: list[list[Fraction]] | None = None,
+    ) -> None:
         self.context = context
         self.tables = tables
+        self.scaled: tuple[list[list[int]], int] | None = None
+        if exact is not None and all(math.isfinite(w) for w in context.weights):
+            weights = [decimal_weight(w) for w in context.weights]
+            self.scaled = _scaled_tables(
+                [[w * v for v in table] for w, table in zip(weights, exact, strict=True)]
+            )
+        self.exact_scores = self.scaled is not None
+        self._scaled_arrays: list[IntArray] = (
+            [] if self.scaled is None else [np.array(t, dtype=np.int64) for t in self.scaled[0]]
+        )
 
     def node_bounds(self, levels: npt.NDArray[np.int16]) -> FloatArray | None:
         """The exact score of every node."""
-        return _per_level_sums(self.tables, self.context.weights, levels)
+        if self.scaled is None:
+            return _per_level_sums(self.tables, self.context.weights, levels)
+        columns = _level_columns(levels)
+        total = np.zeros(levels.shape[0], dtype=np.int64)
+        for a, table in enumerate(self._scaled_arrays):
+            total += table.take(columns[a])
+        # Below 2**53 both convert exactly: one correctly rounded division, as in score().
+        return total / float(self.scaled[1])
 
     def inherited_bound(self, classes: ClassView) -> float | None:
         """None: the node bound is already exact."""
@@ -93,10 +154,15 @@ class _LevelTableMetric:
     def score(self, node: Node, classes: ClassView) -> float:
         """Weighted sum over attributes of the table value at the node's level.
 
-        Added in the order and precision of :meth:`node_bounds`, so that the
-        bound equals the score exactly: a bound one rounding step above the
-        score would prune an optimal node that ties with the incumbent.
+        Computed as :meth:`node_bounds` computes it, so that the bound equals
+        the score exactly: a bound one rounding step above the score would
+        prune an optimal node that ties with the incumbent.
         """
+        if self.scaled is not None:
+            integers, denominator = self.scaled
+            numerator = sum(t[level] for t, level in zip(integers, node, strict=True))
+            # int / int below 2**53: float(numerator) / float(denominator), rounded once.
+            return numerator / denominator
         total = 0.0
         for w, t, level in zip(self.context.weights, self.tables, node, strict=True):
             total += w * t[level]
@@ -111,7 +177,8 @@ class DiscernibilityStar:
     "Data privacy through optimal k-anonymization"; Kohlmayer et al. 2012,
     "Flash"), monotone with and without suppression because merging classes
     only grows the sum of squares. Its value at a node bounds from below its
-    value at every generalization.
+    value at every generalization. An integer, exact in float64 (``exact_scores``)
+    while ``n^2 < 2^53`` (n below 94 million rows).
     """
 
     name = "dm-star"
@@ -120,6 +187,7 @@ class DiscernibilityStar:
 
     def __init__(self, context: MetricContext) -> None:
         self.context = context
+        self.exact_scores = context.n_rows**2 < _EXACT_INTEGERS
 
     def node_bounds(self, levels: npt.NDArray[np.int16]) -> FloatArray | None:
         """``n^2`` over the most classes each node can have (see ``_class_count_bound``)."""
@@ -141,7 +209,8 @@ class Discernibility:
     Not monotone with suppression (generalizing can release suppressed rows
     into large classes, or keep them suppressed); monotone without. Because a
     suppressed class of s < k <= n rows costs n*s >= s^2, DM >= DM*, so the
-    DM* of a checked node bounds the DM of all its generalizations.
+    DM* of a checked node bounds the DM of all its generalizations. An integer
+    of at most ``n^2``, exact in float64 (``exact_scores``) while ``n^2 < 2^53``.
     """
 
     name = "dm"
@@ -150,6 +219,7 @@ class Discernibility:
 
     def __init__(self, context: MetricContext) -> None:
         self.context = context
+        self.exact_scores = context.n_rows**2 < _EXACT_INTEGERS
 
     def node_bounds(self, levels: npt.NDArray[np.int16]) -> FloatArray | None:
         """DM*'s bound, since DM >= DM*."""
@@ -172,6 +242,8 @@ class NonUniformEntropy(_LevelTableMetric):
     to the node's level and counts are over the whole input (suppression does
     not change it). It depends on the levels alone, so it is its own exact,
     monotone lower bound. Attribute weights multiply each attribute's part.
+    Logarithms are not rationals: scores tie within
+    :data:`~kanonym.metrics.ranking.SCORE_TOLERANCE`.
     """
 
     name = "entropy"
@@ -198,12 +270,15 @@ class Loss:
     suppressed cell costs 1. LM is the weighted mean over all cells, in [0, 1].
     Not monotone with suppression; monotone without. Its generalization part
     over all rows, suppressed or not, is a monotone lower bound (a suppressed
-    cell's cost of 1 is at least its generalization cost).
+    cell's cost of 1 is at least its generalization cost). Its float sums round
+    by the order of their terms: scores tie within
+    :data:`~kanonym.metrics.ranking.SCORE_TOLERANCE`.
     """
 
     name = "loss"
     monotone_with_suppression = False
     monotone_without_suppression = True
+    exact_scores = False
 
     def __init__(self, context: MetricContext) -> None:
         self.context = context
@@ -262,7 +337,21 @@ class Precision(_LevelTableMetric):
 
     ``1 - Prec = (sum over QIs of w_a * level_a / height_a) / sum(w_a)``;
     suppression is not counted. It depends on the levels alone and is
-    monotone. Reports show ``precision`` itself (1 minus this score).
+    monotone. Reports show ``precision`` itself (1 minus this score). Computed
+    exactly (weights as decimals), so that equal values tie: with four
+    height-3 hierarchies, [2, 2, 1, 1] and [0, 0, 3, 3] both score 1/2.
+
+    Example:
+        >>> import polars as pl
+        >>> from kanonym.hierarchy import Hierarchy
+        >>> from kanonym.encode import encode, FrequencySet
+        >>> h = Hierarchy("x", (("a", "b"), ("ab", "ab"), ("c", "c"), ("*", "*")))
+        >>> enc = encode(pl.DataFrame({q: ["a", "b"] for q in "pqrs"}), dict.fromkeys("pqrs", h))
+        >>> ctx = MetricContext(encoded=enc, frequency_set=FrequencySet.from_codes(
+        ...     enc.row_code_matrix()))
+        >>> view = ClassView(np.array([2]), np.array([True]), lambda: np.zeros((1, 4), np.int64))
+        >>> Precision(ctx).score((2, 2, 1, 1), view), Precision(ctx).score((0, 0, 3, 3), view)
+        (0.5, 0.5)
     """
 
     name = "precision"
@@ -276,7 +365,20 @@ class Precision(_LevelTableMetric):
             ]
             for a in context.encoded.attributes
         ]
-        super().__init__(context, tables)
+        exact = None
+        # A weight of inf or nan has no decimal: such scores stay floats.
+        if all(math.isfinite(w) for w in context.weights):
+            exact_total = sum((decimal_weight(w) for w in context.weights), Fraction(0))
+            exact = [
+                [
+                    Fraction(level, a.height) / exact_total
+                    if a.height and exact_total
+                    else Fraction(0)
+                    for level in range(a.height + 1)
+                ]
+                for a in context.encoded.attributes
+            ]
+        super().__init__(context, tables, exact)
 
 
 class AverageClassSize:
@@ -284,12 +386,14 @@ class AverageClassSize:
 
     ``C_AVG = (released rows / released classes) / k``; infinite when nothing is
     released. Not monotone with suppression (generalizing can release more
-    rows); monotone without (classes only merge).
+    rows); monotone without (classes only merge). Each division is correctly
+    rounded, so equal ratios give equal floats (``exact_scores``).
     """
 
     name = "aecs"
     monotone_with_suppression = False
     monotone_without_suppression = True
+    exact_scores = True
 
     def __init__(self, context: MetricContext) -> None:
         self.context = context
@@ -313,7 +417,9 @@ class AverageClassSize:
 class Height(_LevelTableMetric):
     """Generalization height: the weighted sum of levels (Samarati 2001's absolute distance).
 
-    Depends on the levels alone; monotone.
+    ``height = sum over QIs of w_a * level_a``. Depends on the levels alone;
+    monotone. Computed exactly, weights read as decimals, so that with weights
+    0.3, 0.1 and 0.2 the nodes [1, 0, 0] and [0, 1, 1] both score 0.3.
     """
 
     name = "height"
@@ -322,4 +428,7 @@ class Height(_LevelTableMetric):
         tables = [
             [float(level) for level in range(a.height + 1)] for a in context.encoded.attributes
         ]
-        super().__init__(context, tables)
+        exact = [
+            [Fraction(level) for level in range(a.height + 1)] for a in context.encoded.attributes
+        ]
+        super().__init__(context, tables, exact)

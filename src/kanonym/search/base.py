@@ -4,8 +4,8 @@ A search receives the lattice, a node evaluator (which knows the models, the
 suppression limit and, for optimal searches, the utility metric) and a
 :class:`SearchControl` (deadline, progress). It returns the nodes it proposes.
 The driver checks that the models and metric meet the algorithm's assumptions,
-ranks the solutions (by policy, or by score with ties to the smallest vector),
-and counts the nodes checked.
+ranks the solutions (by policy, or by score with ties to the smallest vector,
+as :mod:`kanonym.metrics.ranking` compares scores), and counts the nodes checked.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from typing import Protocol
 from kanonym.errors import InputError
 from kanonym.lattice import Lattice
 from kanonym.metrics import UtilityMetric
+from kanonym.metrics.ranking import ranked as ranked_by_score
+from kanonym.metrics.ranking import score_tolerance
 from kanonym.search.evaluation import NodeEvaluation, NodeEvaluator
 from kanonym.search.policies import rank
 
@@ -162,7 +164,8 @@ def run_search(
             "no generalization satisfies the privacy models within the suppression limit"
         )
     if algorithm.uses_metric:
-        ranked = sorted(found, key=lambda e: (e.score, e.node))
+        assert metric is not None
+        ranked = ranked_by_score(found, score_tolerance(metric))
     else:
         assert policy is not None
         ranked = rank(found, policy, lattice.heights)

@@ -18,8 +18,9 @@ not Lightning, only its kin. Choices made here:
 * only satisfying neighbours are candidates: the walk stays on nodes that are
   answers, so whenever it stops (deadline included) it has one to return;
 * ties between equally good neighbours go to the smallest distance vector, the
-  driver's own tie-break; a neighbour must be strictly better to be taken, so
-  no node is visited twice and the walk ends;
+  driver's own tie-break; a neighbour must be strictly better to be taken (not
+  tie, as :mod:`kanonym.metrics.ranking` compares scores), so no node is
+  visited twice and the walk ends;
 * at most ``max_steps`` moves, by default twice the lattice's height range (a
   walk down to the bottom and back up to the top), each checking at most
   ``2 m`` neighbours for ``m`` quasi-identifiers: the checks stay polynomial
@@ -54,6 +55,7 @@ the specialization (0, 1) also satisfies and loses less):
 from __future__ import annotations
 
 from kanonym.lattice import Lattice
+from kanonym.metrics.ranking import best_of, score_tolerance, ties_lowest
 from kanonym.search.base import SearchControl
 from kanonym.search.datafly import DataflySearch
 from kanonym.search.evaluation import NodeEvaluation, NodeEvaluator
@@ -116,17 +118,18 @@ class GreedySearch:
         None also when the deadline passes: the neighbours checked so far may
         not include the best, and stopping at an answer is what the deadline asks.
         """
-        assert current.score is not None
-        best: NodeEvaluation | None = None
-        # Only strictly lower scores count; the node breaks ties among them.
-        best_key = (current.score, current.node)
+        assert current.score is not None and evaluator.metric is not None
+        tolerance = score_tolerance(evaluator.metric)
+        better: list[NodeEvaluation] = []
         for node in (*lattice.predecessors(current.node), *lattice.successors(current.node)):
             if control.expired():
                 return None
             evaluation = evaluator.evaluate(node)
             if not evaluation.satisfied or evaluation.score is None:
                 continue
-            key = (evaluation.score, evaluation.node)
-            if evaluation.score < current.score and key < best_key:
-                best, best_key = evaluation, key
-        return best
+            # Only strictly lower scores count: a neighbour that ties the
+            # current node is no move (so no node is visited twice).
+            if not ties_lowest(current.score, evaluation.score, tolerance):
+                better.append(evaluation)
+        # Ties among the better ones go to the smallest vector.
+        return best_of(better, tolerance)

@@ -15,7 +15,8 @@ properties are then monotonicity on the full lattice, applied by tagging, and
 Incognito's order is visiting nodes by the number of attributes below their
 root, then subset, then height. Once every node is decided, the utility metric
 chooses among the satisfying nodes (the minimal ones when the metric is
-monotone), so Incognito and the optimal search agree on every input.
+monotone; ties to the smallest vector, :mod:`kanonym.metrics.ranking`), so
+Incognito and the optimal search agree on every input.
 
 Example:
     >>> import polars as pl
@@ -38,6 +39,7 @@ import numpy as np
 
 from kanonym.lattice import Lattice, NodeStatus
 from kanonym.lattice.status import SATISFIED, UNKNOWN
+from kanonym.metrics.ranking import best_of, score_tolerance
 from kanonym.search.base import SearchControl
 from kanonym.search.evaluation import NodeEvaluation, NodeEvaluator
 from kanonym.search.minimal import decide
@@ -86,5 +88,5 @@ class IncognitoSearch:
                 evaluator.evaluate(lattice.node(int(i)))
                 for i in np.flatnonzero(status.values == SATISFIED)
             ]
-        best = min(candidates, key=lambda e: (e.score, e.node), default=None)
+        best = best_of(candidates, score_tolerance(metric))
         return [] if best is None else [best]

@@ -1,8 +1,9 @@
 """Globally optimal full-domain generalization under a utility metric.
 
 The search returns the satisfying node with the lowest metric score (ties to
-the lexicographically smallest distance vector). It combines the two pruning
-rules of Flash (Kohlmayer, Prasser, Eckert, Kemper & Kuhn 2012, "Flash:
+the lexicographically smallest distance vector; which scores tie, exactly or
+within a relative 1e-12, is :mod:`kanonym.metrics.ranking`'s rule). It
+combines the two pruning rules of Flash (Kohlmayer, Prasser, Eckert, Kemper & Kuhn 2012, "Flash:
 efficient, stable and optimal k-anonymity") and OLA (El Emam et al. 2009, "A
 globally optimal k-anonymity method for the de-identification of health
 data"):
@@ -53,14 +54,13 @@ import numpy.typing as npt
 from kanonym.lattice import Lattice, Node, NodeStatus
 from kanonym.lattice.kernels import raise_box, upward_path
 from kanonym.lattice.status import FAILED, SATISFIED, UNKNOWN
+from kanonym.metrics.ranking import Leader, prune_limit, score_tolerance
 from kanonym.search.base import SearchControl
 from kanonym.search.evaluation import NodeEvaluation, NodeEvaluator
 
 _PROGRESS_EVERY = 64
 # Nodes filtered at once by the main loop.
 _BLOCK = 256
-# Relative margin by which a bound must exceed the best score to prune (rounding).
-_ROUNDING = 1e-12
 
 
 class _Optimizer:
@@ -81,6 +81,9 @@ class _Optimizer:
         self.lower: npt.NDArray[np.float64] = (
             np.zeros(lattice.size) if bounds is None else bounds.astype(np.float64, copy=True)
         )
+        # The incumbent: the winner so far by kanonym.metrics.ranking's rule
+        # (lowest score, ties to the smallest vector), and the lowest score.
+        self.leader: Leader[NodeEvaluation] = Leader(score_tolerance(metric))
         self.best: NodeEvaluation | None = None
         # Checks of nodes that cannot win: useful when they fail (they tag a
         # down-set), wasted when they satisfy. Without suppression most of the
@@ -96,14 +99,14 @@ class _Optimizer:
     def limit(self) -> float | None:
         """The bound above which a node cannot win, or None before any score.
 
-        The best score plus a relative rounding margin: a bound computed
-        another way than the score (``loss``'s, over all rows) may land a
-        rounding step above an equal score, and must not prune a tie.
+        The lowest score plus a relative margin
+        (:func:`kanonym.metrics.ranking.prune_limit`): a node that ties the
+        lowest score may win the tie by its vector, and its bound, computed
+        another way than its score (``loss``'s over all rows), may land a
+        rounding step above it.
         """
-        best = self.best
-        if best is None or best.score is None:
-            return None
-        return best.score + _ROUNDING * abs(best.score)
+        lowest = self.leader.lowest
+        return None if lowest is None else prune_limit(lowest)
 
     def prunable(self, index: int) -> bool:
         """The node's bound already exceeds the best score: it cannot win."""
@@ -117,14 +120,11 @@ class _Optimizer:
         return indices if limit is None else indices[self.lower[indices] <= limit]
 
     def consider(self, evaluation: NodeEvaluation) -> None:
+        """Offer a satisfying node to the incumbent (ties go to the smaller vector)."""
         assert evaluation.score is not None
-        best = self.best
-        if evaluation.satisfied and (
-            best is None
-            or best.score is None
-            or (evaluation.score, evaluation.node) < (best.score, best.node)
-        ):
-            self.best = evaluation
+        if evaluation.satisfied:
+            self.leader.offer(evaluation)
+            self.best = self.leader.best
 
     def raise_bounds(self, node: Node, bound: float) -> None:
         """``bound`` holds for every generalization of ``node``: raise their lower bounds."""

@@ -43,6 +43,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kanonym.lattice import Lattice, Node
+from kanonym.metrics.ranking import SCORE_TOLERANCE, best_of, score_tolerance
 from kanonym.search.base import SearchOutcome
 from kanonym.search.evaluation import NodeEvaluation, NodeEvaluator
 from kanonym.search.policies import rank
@@ -241,7 +242,12 @@ class SearchTrace:
             candidates = [evaluations[int(i)] for i in np.flatnonzero(minimal)]
             return rank(candidates, self.policy, self.lattice.heights)[0].node
         scored = [e for e in evaluations if e.satisfied and e.score is not None]
-        return min(scored, key=lambda e: (e.score, e.node)).node
+        metric = None if self.evaluator is None else self.evaluator.metric
+        # The searches' own rule: lowest score, ties to the smallest vector.
+        best = best_of(scored, SCORE_TOLERANCE if metric is None else score_tolerance(metric))
+        if best is None:
+            raise ValueError("no satisfying node to call optimal")
+        return best.node
 
 
 def _minimal(lattice: Lattice, satisfied: BoolArray) -> BoolArray:
