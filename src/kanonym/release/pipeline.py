@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import secrets
 import time
@@ -149,6 +150,8 @@ class Result:
             "before" figures and fingerprint (None when not kept).
         search: what the lattice search checked, for the HTML report's lattice
             figure (None when no search ran: ``apply``).
+        on_progress: the progress callback the release was made with; writing
+            the files (:meth:`write`, :meth:`payloads`) reports to it too.
     """
 
     table: pl.DataFrame
@@ -173,6 +176,7 @@ class Result:
     suppressed_cells: CellReport | None = None
     input_table: Table | None = None
     search: SearchTrace | None = None
+    on_progress: Callable[[Progress], None] | None = field(default=None, compare=False)
 
     def __repr__(self) -> str:
         """One line: what was released and how, never the table itself."""
@@ -406,7 +410,9 @@ class Result:
         check_destinations(
             {"output": output, "report": report, "report_html": report_html}, self.input_files()
         )
-        write_atomic(self.payloads(output, report=report, report_html=report_html))
+        payloads = self.payloads(output, report=report, report_html=report_html)
+        announce(self.on_progress, "writing", detail=f"{len(payloads)} files")
+        write_atomic(payloads)
 
     def input_files(self) -> dict[str, Path | None]:
         """The files this release was made from, which no destination may overwrite."""
@@ -431,9 +437,11 @@ class Result:
         """The files :meth:`write` writes, as ``(path, bytes)``: the release, then the reports.
 
         ``report_extra`` holds keys added at the end of the JSON report (the
-        ledger's ``ledger`` object). Sets ``timings.write``.
+        ledger's ``ledger`` object). Sets ``timings.write``. Reports the
+        ``writing`` and ``drawing report`` stages to :attr:`on_progress`.
         """
         output = Path(output)
+        announce(self.on_progress, "writing", detail=output.name)
         started = time.perf_counter()
         payloads = [(output, serialize(self.table, fmt=format_for(output), dialect=self.dialect))]
         self.timings["write"] = time.perf_counter() - started
@@ -443,7 +451,8 @@ class Result:
         if report_html is not None:
             from kanonym.report.html import render_html  # draws with matplotlib, an extra
 
-            payloads.append((Path(report_html), render_html(self, written=payloads)))
+            page = render_html(self, written=payloads, on_progress=self.on_progress)
+            payloads.append((Path(report_html), page))
         return payloads
 
 
@@ -587,6 +596,22 @@ def measure_solution(
     )
 
 
+def announce(
+    on_progress: Callable[[Progress], None] | None,
+    stage: str,
+    *,
+    detail: str = "",
+    done: int = 0,
+    total: int | None = None,
+) -> None:
+    """Tell ``on_progress`` (if any) that ``stage`` is running (:meth:`Progress.of_stage`).
+
+    Called once per stage or step, never per row or node, so it is not throttled.
+    """
+    if on_progress is not None:
+        on_progress(Progress.of_stage(stage, detail=detail, done=done, total=total))
+
+
 class Stopwatch:
     """Seconds spent per pipeline step, for the report's ``timings``."""
 
@@ -608,15 +633,18 @@ def release_node(
     node: Node,
     config: AnonymizationConfig,
     stopwatch: Stopwatch,
+    on_progress: Callable[[Progress], None] | None = None,
 ) -> tuple[pl.DataFrame, int, CellReport]:
     """Transform the table at ``node`` and re-check the result independently.
 
     Returns the released table, the seed of its row shuffle (drawn from the
     operating system unless the config fixes one) and its blanked cells.
+    Reports the ``transforming`` and ``verifying`` stages to ``on_progress``.
     Raises VerificationError when the independent check fails.
     """
     encoded = evaluator.encoded
     seed = config.seed if config.seed is not None else secrets.randbits(63)
+    announce(on_progress, "transforming")
     if isinstance(evaluator, CellSuppressionEvaluator):
         released, cells = release_cells(
             table.frame, evaluator, hierarchies, node, config=config, seed=seed, lap=stopwatch.lap
@@ -625,6 +653,7 @@ def release_node(
     keep = kept_rows(evaluator.classes(node), evaluator.frequency_set.row_tuple)
     released = generalize(table.frame, encoded, node, keep=keep, drop=config.identifying, seed=seed)
     stopwatch.lap("transform")
+    announce(on_progress, "verifying")
     verify_release(
         released,
         quasi_identifiers=encoded.names,
@@ -654,13 +683,21 @@ def _run(
         # Local recoding has its own release path; imported here, it imports this module.
         from kanonym.release.local import release_local
 
-        return release_local(table, config, read_seconds)
+        # It encodes, partitions, recodes and verifies in one call: one stage here.
+        announce(on_progress, "searching", detail=f"{config.algorithm}, local recoding")
+        local = release_local(table, config, read_seconds)
+        return dataclasses.replace(local, on_progress=on_progress)
     timings = {"read": read_seconds}
     stopwatch = Stopwatch(timings)
+    steps = ("hierarchies", "quasi-identifiers", "frequency set", "metrics")
+    announce(on_progress, "encoding", detail=steps[0], done=0, total=len(steps))
     hierarchies = declare(table, config)
+    announce(on_progress, "encoding", detail=steps[1], done=1, total=len(steps))
     encoded = encode(table.frame, hierarchies)
     max_suppressed = config.suppression.max_rows(table.frame.height)
+    announce(on_progress, "encoding", detail=steps[2], done=2, total=len(steps))
     evaluator = build_evaluator(table, config, encoded, max_suppressed)
+    announce(on_progress, "encoding", detail=steps[3], done=3, total=len(steps))
     context = MetricContext(
         encoded=encoded,
         frequency_set=evaluator.frequency_set,
@@ -670,6 +707,7 @@ def _run(
     metrics = all_metrics(context)
     lower, upper = level_bounds(config, hierarchies)
     stopwatch.lap("encode")
+    announce(on_progress, "searching", detail=config.algorithm)
     control = SearchControl.with_time_limit(config.time_limit, on_progress)
     metric = None if config.metric is None else metrics[config.metric]
     if config.technique == "_AS":
@@ -701,10 +739,15 @@ def _run(
         else SearchTrace.record(Lattice(upper, lower), evaluator, outcome, policy=config.policy)
     )
     stopwatch.lap("search")
-    solutions = tuple(measure_solution(e, evaluator, metrics) for e in outcome.solutions)
+    count = len(outcome.solutions)
+    measured = []
+    for done, evaluation in enumerate(outcome.solutions):
+        announce(on_progress, "measuring", detail=f"{count} solution(s)", done=done, total=count)
+        measured.append(measure_solution(evaluation, evaluator, metrics))
+    solutions = tuple(measured)
     best = outcome.best
     released, seed, cells = release_node(
-        table, evaluator, hierarchies, best.node, config, stopwatch
+        table, evaluator, hierarchies, best.node, config, stopwatch, on_progress
     )
     return Result(
         table=released,
@@ -727,6 +770,7 @@ def _run(
         suppressed_cells=cells,
         input_table=table,
         search=trace,
+        on_progress=on_progress,
     )
 
 
@@ -771,8 +815,11 @@ def anonymize(
     ``algorithm="mondrian"`` (or ``"mondrian-relaxed"``) releases a local
     recoding instead (:mod:`kanonym.release.local`); ``numeric`` and
     ``categorical`` then override which quasi-identifiers it cuts as numbers.
-    ``on_progress`` receives :class:`~kanonym.search.Progress` reports during
-    the search (the command line draws its progress bar from them).
+    ``on_progress`` receives :class:`~kanonym.search.Progress` reports: each
+    stage as it starts (reading, encoding, searching, ...), the search's own
+    reports, and, when the result is written, writing and drawing the HTML
+    report figure by figure (the command line draws its progress line from
+    them).
     """
     if config is None:
         if quasi_identifiers is None or k is None:
@@ -800,8 +847,14 @@ def anonymize(
             technique=technique,
         )
     started = time.perf_counter()
+    announce(on_progress, "reading", detail=_named(data))
     table = load(data, delimiter=delimiter)
     return _run(table, config, time.perf_counter() - started, on_progress)
+
+
+def _named(data: object) -> str:
+    """The input's file name for a progress line (a DataFrame has none)."""
+    return Path(data).name if isinstance(data, str | Path) else "DataFrame"
 
 
 def anonymize_table(

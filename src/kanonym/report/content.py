@@ -36,7 +36,7 @@ from __future__ import annotations
 import hashlib
 import platform
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -364,17 +364,31 @@ def _risk(frame: pl.DataFrame | None, qis: Sequence[str]) -> RiskSummary | None:
     return None if frame is None or frame.height == 0 else risk(frame, qis)
 
 
-def gather(result: Result, *, written: Sequence[tuple[Path, bytes]] = ()) -> ReportContent:
+def gather(
+    result: Result,
+    *,
+    written: Sequence[tuple[Path, bytes]] = (),
+    on_step: Callable[[str], None] | None = None,
+) -> ReportContent:
     """Compute what the report shows for ``result``.
 
     ``written`` holds the files written with it, release first then the JSON
-    report, as ``(path, bytes)``, to fingerprint them.
+    report, as ``(path, bytes)``, to fingerprint them. ``on_step`` is told, in
+    a few words, each step that may take a while (for a progress line).
     """
+    step = on_step or (lambda _: None)
     qis = list(result.config.hierarchies)
+    step("risk before and after")
     before = _risk(None if result.input_table is None else result.input_table.frame, qis)
     after = _risk(result.table, qis)
     trace = result.search
-    explored = None if trace is None else trace.explore()
+    explored = None
+    if trace is not None and trace.evaluator is not None:
+        # The lattice figure shows every node: those the search skipped are checked now,
+        # which on a large table is most of the report's time.
+        unchecked = trace.lattice.size - len(trace.checked)
+        step(f"lattice: checking {unchecked:,} more nodes")
+        explored = trace.explore()
     return ReportContent(
         result=result,
         distributions=_distributions(result),
@@ -386,6 +400,50 @@ def gather(result: Result, *, written: Sequence[tuple[Path, bytes]] = ()) -> Rep
         fingerprints=tuple(_fingerprints(result, written)),
         versions=versions(),
     )
+
+
+def metric_definitions(weights: Mapping[str, float]) -> dict[str, str]:
+    """What each full-domain measure of the report is, in words, for the given weights.
+
+    ``weights`` maps each quasi-identifier to its weight (1 unless given).
+    Precision, height, loss and entropy weigh the quasi-identifiers by them,
+    so with any weight other than 1 their definitions say how: precision is
+    then one minus the *weighted* mean of level / height, not the plain mean.
+    Definitions: :mod:`kanonym.metrics.utility` and :mod:`kanonym.metrics.measures`.
+
+    Example:
+        >>> defined = metric_definitions({"zip": 2.0, "age": 1.0})
+        >>> print(defined["precision"])  # doctest: +NORMALIZE_WHITESPACE
+        1 − weighted mean over quasi-identifiers of level / height, Σ w × level / height / Σ w
+        with weights zip 2, age 1 (Sweeney 2002; suppression not counted)
+        >>> metric_definitions({"zip": 1.0, "age": 1.0})["precision"].split(" (")[0]
+        '1 − mean over quasi-identifiers of level / height'
+    """
+    weighted = any(w != 1.0 for w in weights.values())
+    listed = ", ".join(f"{name} {weight:g}" for name, weight in weights.items())
+    by = f" with weights {listed}" if weighted else ""
+    precision = (
+        "1 − weighted mean over quasi-identifiers of level / height, "
+        f"Σ w × level / height / Σ w{by}"
+        if weighted
+        else "1 − mean over quasi-identifiers of level / height"
+    )
+    return {
+        "precision": f"{precision} (Sweeney 2002; suppression not counted)",
+        "precision_by_attribute": "1 − level / height, per quasi-identifier (unweighted)",
+        "completeness": "1 − suppressed rows / input rows",
+        "equivalence_classes": "classes in the released table",
+        "dm": "discernibility (Bayardo & Agrawal 2005): Σ over released classes of size², "
+        "plus the input rows for each suppressed row",
+        "dm-star": "DM*: Σ over classes of size², suppressed rows counted in their classes",
+        "entropy": "non-uniform entropy (Gionis & Tassa 2009)"
+        + (f", each quasi-identifier's part times its weight{by}" if weighted else ""),
+        "loss": "Iyengar's loss (2002): "
+        + ("weighted mean" if weighted else "mean")
+        + f" cell loss, suppressed cells costing 1{by}",
+        "aecs": "released rows / classes / k (C_AVG, LeFevre et al. 2006)",
+        "height": ("weighted sum" if weighted else "sum") + f" of the levels{by}",
+    }
 
 
 def class_size_summary(class_sizes: Mapping[int, int]) -> dict[str, float]:

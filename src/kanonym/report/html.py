@@ -30,11 +30,12 @@ Example:
 from __future__ import annotations
 
 import datetime
+import functools
 import html
 import importlib
 import math
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -47,7 +48,9 @@ from kanonym.report.content import (
     ReportContent,
     class_size_summary,
     gather,
+    metric_definitions,
 )
+from kanonym.search.base import Progress
 from kanonym.search.trace import MAX_DRAWN_NODES
 
 if TYPE_CHECKING:
@@ -83,6 +86,8 @@ _TITLES = {
     "timings": "Timings",
     "disclosure": "What this report does not disclose",
 }
+# The stage name of progress reports while the page is drawn (kanonym.search.base.STAGES).
+_DRAWING = "drawing report"
 # Solutions listed in the utility section; the JSON report has them all.
 _MAX_SOLUTIONS = 20
 _MAX_LISTED_NODES = 40
@@ -127,23 +132,33 @@ def require_matplotlib() -> None:
         ) from None
 
 
-def _figures(content: ReportContent) -> dict[str, Figure]:
+def _figure_makers(content: ReportContent) -> dict[str, Callable[[], Figure]]:
+    """Each figure of the report, by name, as a function that draws it.
+
+    Drawn one at a time so that a progress report can name the figure being drawn.
+    """
     from kanonym.report import charts  # matplotlib: only once it is known to be there
 
     result = content.result
     k = result.config.k
-    drawn: dict[str, Figure] = {
-        f"distribution:{d.column}": charts.distribution_figure(d, k=k)
+    makers: dict[str, Callable[[], Figure]] = {
+        f"distribution:{d.column}": functools.partial(charts.distribution_figure, d, k=k)
         for d in content.distributions
     }
-    drawn["class_sizes"] = charts.class_size_figure(content.class_sizes, k=k)
+    makers["class_sizes"] = functools.partial(charts.class_size_figure, content.class_sizes, k=k)
     if content.explored is not None and result.search is not None:
-        drawn["lattice"] = charts.lattice_figure(content.explored, result.search.names)
+        makers["lattice"] = functools.partial(
+            charts.lattice_figure, content.explored, result.search.names
+        )
     elif content.per_height:
-        drawn["lattice_heights"] = charts.height_figure(content.per_height)
+        makers["lattice_heights"] = functools.partial(charts.height_figure, content.per_height)
     if content.risk_bands:
-        drawn["risk"] = charts.risk_figure(content.risk_bands)
-    return drawn
+        makers["risk"] = functools.partial(charts.risk_figure, content.risk_bands)
+    return makers
+
+
+def _figures(content: ReportContent) -> dict[str, Figure]:
+    return {name: make() for name, make in _figure_makers(content).items()}
 
 
 def figures(result: Result) -> dict[str, Figure]:
@@ -164,21 +179,39 @@ def figures(result: Result) -> dict[str, Figure]:
     return _figures(gather(result))
 
 
-def render_html(result: Result, *, written: Sequence[tuple[Path, bytes]] = ()) -> bytes:
+def render_html(
+    result: Result,
+    *,
+    written: Sequence[tuple[Path, bytes]] = (),
+    on_progress: Callable[[Progress], None] | None = None,
+) -> bytes:
     """The HTML report of ``result`` as UTF-8 bytes.
 
     ``written`` holds the files written with it as ``(path, bytes)``, the
     release first and then the JSON report, whose SHA-256 it shows.
+    ``on_progress`` receives a ``drawing report`` :class:`~kanonym.search.Progress`
+    for each step: the risk measures, the lattice's unchecked nodes (checked
+    for its figure), then figure i of n.
 
     Raises:
         InputError: matplotlib is not installed.
     """
     require_matplotlib()
     started = time.perf_counter()
-    content = gather(result, written=written)
+
+    def step(detail: str, done: int = 0, total: int | None = None) -> None:
+        if on_progress is not None:
+            on_progress(Progress.of_stage(_DRAWING, detail=detail, done=done, total=total))
+
+    content = gather(result, written=written, on_step=step)
     from kanonym.report import charts
 
-    drawn = {name: charts.svg(fig, salt=name) for name, fig in _figures(content).items()}
+    makers = _figure_makers(content)
+    drawn: dict[str, str] = {}
+    for done, (name, make) in enumerate(makers.items()):
+        step(f"figure {name}", done, len(makers))
+        drawn[name] = charts.svg(make(), salt=name)
+    step("page", len(makers), len(makers))
     page = _Page(content, drawn, output=str(written[0][0]) if written else None)
     return page.render(time.perf_counter() - started).encode("utf-8")
 
@@ -549,12 +582,17 @@ class _Page:
     def utility(self) -> str:
         metrics = dict(self.result.metrics)
         by_attribute = metrics.pop("precision_by_attribute", None)
-        parts = [_pairs(metrics)]
+        config = self.result.config
+        weights = {name: config.weights.get(name, 1.0) for name in self.result.hierarchies}
+        # Defined here, not only in the README: with weights, precision is a weighted mean.
+        defined = metric_definitions(weights)
+        measures = [(name, value, defined.get(name, "")) for name, value in metrics.items()]
+        parts = [_table(measures, ("measure", "value", "definition"), numeric=(1,))]
         if isinstance(by_attribute, Mapping):
             parts.append("<h3>Precision by attribute</h3>")
             parts.append(_table(by_attribute.items(), ("attribute", "precision"), numeric=(1,)))
+            parts.append(f'<p class="note">{_e(defined["precision_by_attribute"])}.</p>')
         solutions = self.result.minimal_generalizations
-        config = self.result.config
         score = config.metric or "precision"
         rows = [
             (
