@@ -21,12 +21,13 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import cast
 
-from kanonym.errors import InputError, NestedColumnError
+from kanonym.errors import HierarchyError, InputError, NestedColumnError
 from kanonym.hierarchy import Hierarchy, HierarchyBuilder, parse_hierarchy, spec_file
 from kanonym.io.paths import check_destinations
 from kanonym.io.read import read_schema
 from kanonym.io.table import nested_columns
 from kanonym.metrics import DEFAULT_METRIC, METRICS
+from kanonym.models.spec import GRAMMAR as MODEL_GRAMMAR
 from kanonym.recoding import RECODINGS
 from kanonym.search import ALGORITHMS, DEFAULT_ALGORITHM, DEFAULT_POLICY, POLICIES
 from kanonym.technique import TECHNIQUES, Technique, resolve_technique
@@ -97,7 +98,7 @@ class AnonymizationConfig:
         k: every released class holds at least k rows.
         identifying: columns dropped from the release.
         models: privacy models beyond k-anonymity, as specs such as
-            ``l-diversity:distinct:3:disease`` (grammar in the README); their
+            ``l-diversity:distinct:3:disease`` (:mod:`kanonym.models.spec`); their
             attributes count as sensitive.
         sensitive_hierarchies: sensitive attribute -> hierarchy (or spec), for
             hierarchical t-closeness.
@@ -168,7 +169,7 @@ class AnonymizationConfig:
         parsed: dict[str, HierarchyLike] = {}
         for name, hierarchy in self.quasi_identifiers.items():
             _names(name, "quasi-identifier")
-            parsed[name] = _hierarchy(hierarchy, self.base_dir)
+            parsed[name] = _hierarchy(hierarchy, self.base_dir, f"quasi-identifier '{name}'")
         object.__setattr__(self, "quasi_identifiers", MappingProxyType(parsed))
         object.__setattr__(self, "identifying", _names(self.identifying, "identifying"))
         object.__setattr__(self, "insensitive", _names(self.insensitive, "insensitive"))
@@ -177,7 +178,10 @@ class AnonymizationConfig:
         object.__setattr__(self, "models", tuple(self.models))
         for spec in self.models:
             if not isinstance(spec, str) or spec.count(":") < 2:
-                raise InputError(f"model '{spec}' is not of the form NAME:...:ATTRIBUTE")
+                raise InputError(
+                    f"model '{spec}' is not of the form NAME:...:ATTRIBUTE; the forms are "
+                    f"{MODEL_GRAMMAR}"
+                )
         # A model's attribute is the spec's last field; it is released as it is.
         named = list(_names(self.sensitive, "sensitive"))
         for spec in self.models:
@@ -190,7 +194,7 @@ class AnonymizationConfig:
             "sensitive_hierarchies",
             MappingProxyType(
                 {
-                    name: _hierarchy(h, self.base_dir)
+                    name: _hierarchy(h, self.base_dir, f"sensitive attribute '{name}'")
                     for name, h in self.sensitive_hierarchies.items()
                 }
             ),
@@ -322,10 +326,22 @@ class AnonymizationConfig:
         return cast(Mapping[str, HierarchyLike], self.quasi_identifiers)
 
 
-def _hierarchy(source: HierarchyLike | str | Path, base_dir: Path | None) -> HierarchyLike:
-    """A hierarchy or builder as given; a spec string or CSV path parsed."""
+def _hierarchy(
+    source: HierarchyLike | str | Path, base_dir: Path | None, owner: str
+) -> HierarchyLike:
+    """A hierarchy or builder as given; a spec string or CSV path parsed.
+
+    A malformed spec's message names its column (``owner``); a file's names the file.
+    """
     if isinstance(source, str | Path):
-        return parse_hierarchy(str(source), base_dir=base_dir)
+        try:
+            return parse_hierarchy(str(source), base_dir=base_dir)
+        except HierarchyError:
+            raise
+        except InputError as error:
+            if str(error).startswith(("unknown hierarchy builder", "hierarchy spec")):
+                raise InputError(f"{owner}: {error}") from None
+            raise
     return source
 
 

@@ -87,3 +87,52 @@ class NestedColumnError(InputError):
             f"{source}: column '{column}' holds {kind}; kanonym releases flat values (text, "
             "numbers, dates): flatten it into plain columns, or name it identifying to drop it"
         )
+
+
+class ColumnNotFoundError(InputError):
+    """A column named by the caller is not in the table.
+
+    ``source`` names the table, ``column`` the missing name and ``columns``
+    those the table has; ``delimiter`` is the CSV delimiter the file seems to
+    use when the header was read as one column with another one (None
+    otherwise), so the command line can name its own flag.
+
+    Example:
+        >>> error = ColumnNotFoundError("t.csv: column 'zip' not found", source="t.csv",
+        ...                             column="zip", columns=("a,zip",), delimiter=",")
+        >>> error.delimiter
+        ','
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        source: str,
+        column: str,
+        columns: tuple[str, ...],
+        delimiter: str | None = None,
+    ) -> None:
+        self.source = source
+        self.column = column
+        self.columns = columns
+        self.delimiter = delimiter
+        super().__init__(message)
+
+
+class DateFormatError(InputError):
+    """A date builder met a value its format does not read.
+
+    ``column`` names the column and ``suggested`` the builder specs (such as
+    ``date:%m/%d/%Y``) that read every value of it, best first (empty when
+    none does), so the command line can write the option that fixes it.
+
+    Example:
+        >>> DateFormatError("bad date", column="dob", suggested=("date:%m/%d/%Y",)).suggested
+        ('date:%m/%d/%Y',)
+    """
+
+    def __init__(self, message: str, *, column: str, suggested: tuple[str, ...]) -> None:
+        self.column = column
+        self.suggested = suggested
+        super().__init__(message)

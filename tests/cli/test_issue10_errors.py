@@ -114,7 +114,7 @@ def _nested_parquet(folder: Path) -> Path:
     ],
 )
 def test_issue10_p7_nested_parquet_column_is_a_one_line_error(
-    tmp_path: Path, capsys, extra: list[str], column: str, kind: str
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], column: str, kind: str
 ) -> None:
     source = _nested_parquet(tmp_path)
     before = _files(tmp_path)
@@ -125,7 +125,7 @@ def test_issue10_p7_nested_parquet_column_is_a_one_line_error(
 
 
 def test_nested_parquet_column_dropped_as_identifying_is_still_released(
-    tmp_path: Path, capsys
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     source = _nested_parquet(tmp_path)
     argv = ["anonymize", str(source), *QI, "--k", "5", *ROLES, "--identifying", "codes", "place"]
@@ -134,14 +134,16 @@ def test_nested_parquet_column_dropped_as_identifying_is_still_released(
     assert (tmp_path / "out.csv").read_text().startswith("birth_date,sex,zip,diagnosis")
 
 
-def test_issue10_p7_nested_sensitive_column_in_check(tmp_path: Path, capsys) -> None:
+def test_issue10_p7_nested_sensitive_column_in_check(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     source = _nested_parquet(tmp_path)
     argv = ["check", str(source), "--qi", "zip", "--k", "2", "--sensitive", "codes"]
     _bad_input(argv, capsys, str(source), "column 'codes' holds lists")
 
 
 def test_issue10_p7_out_of_memory_is_a_one_line_error(
-    folder: Path, capsys, monkeypatch: pytest.MonkeyPatch
+    folder: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def exhausted(*args: object, **kwargs: object) -> None:
         raise MemoryError
@@ -162,7 +164,7 @@ def test_issue10_p7_out_of_memory_is_a_one_line_error(
     ],
 )
 def test_issue10_p7_unreadable_job_file_is_a_one_line_error(
-    folder: Path, capsys, content: bytes, needle: str
+    folder: Path, capsys: pytest.CaptureFixture[str], content: bytes, needle: str
 ) -> None:
     job = folder / "job.toml"
     job.write_bytes(content)
@@ -173,7 +175,7 @@ def test_issue10_p7_unreadable_job_file_is_a_one_line_error(
 
 
 def test_issue10_p8_ctrl_c_is_one_line_and_exit_130(
-    folder: Path, capsys, monkeypatch: pytest.MonkeyPatch
+    folder: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def interrupted(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt
@@ -218,14 +220,18 @@ def test_issue10_p8_ctrl_c_in_a_running_process(folder: Path) -> None:
 # Point 9: an input after a list option is not swallowed by the list.
 
 
-def test_issue10_p9_input_after_the_qi_list_is_taken_as_the_input(folder: Path, capsys) -> None:
+def test_issue10_p9_input_after_the_qi_list_is_taken_as_the_input(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     source = str(folder / "patients.csv")
     argv = ["anonymize", *QI, source, "--k", "5", *ROLES, "--output", str(folder / "o.csv")]
     assert main(argv) == 0, capsys.readouterr().err
     assert (folder / "o.csv").read_text().startswith("birth_date,sex,zip,")
 
 
-def test_issue10_p9_input_after_a_column_list_is_taken_as_the_input(folder: Path, capsys) -> None:
+def test_issue10_p9_input_after_a_column_list_is_taken_as_the_input(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     source = str(folder / "patients.csv")
     argv = ["anonymize", *QI, "--k", "5", "--output", str(folder / "o.csv"), *ROLES, source]
     assert main(argv) == 0, capsys.readouterr().err
@@ -233,7 +239,7 @@ def test_issue10_p9_input_after_a_column_list_is_taken_as_the_input(folder: Path
 
 
 def test_issue10_p9_input_after_the_list_wins_over_the_job_file_when_it_fits_no_item(
-    folder: Path, capsys
+    folder: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (folder / "job.toml").write_text(
         'input = "missing.csv"\nk = 5\nidentifying = ["name", "ssn"]\n'
@@ -257,7 +263,7 @@ def test_issue10_p9_input_after_the_list_wins_over_the_job_file_when_it_fits_no_
     ],
 )
 def test_issue10_p9_every_command_takes_its_input_after_a_list(
-    folder: Path, capsys, argv: list[str]
+    folder: Path, capsys: pytest.CaptureFixture[str], argv: list[str]
 ) -> None:
     write_patients(folder, "other.csv")
     names = {"{in}": str(folder / "patients.csv"), "{in2}": str(folder / "other.csv")}
@@ -269,7 +275,9 @@ def test_issue10_p9_every_command_takes_its_input_after_a_list(
         assert f"linked {folder / 'other.csv'} against {folder / 'patients.csv'}" in out
 
 
-def test_issue10_p9_a_missing_input_says_how_to_give_it(folder: Path, capsys) -> None:
+def test_issue10_p9_a_missing_input_says_how_to_give_it(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     _bad_input(
         ["check", "--qi", "zip", "sex", "--k", "2"],
         capsys,
@@ -282,3 +290,80 @@ def test_issue10_p9_a_missing_input_says_how_to_give_it(folder: Path, capsys) ->
         "'input' is required",
         "put the input before the options or end the list with --",
     )
+
+
+# Point 10: errors that say how to fix them.
+
+
+def _anonymize(folder: Path, *extra: str) -> list[str]:
+    return ["anonymize", str(folder / "patients.csv"), "--k", "5", *ROLES, *extra]
+
+
+def test_issue10_p10_wrong_delimiter_names_the_flag(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = _anonymize(folder, *QI, "--delimiter", ";", "--output", str(folder / "o.csv"))
+    _bad_input(argv, capsys, "looks ','-separated", "--delimiter ','")
+
+
+@pytest.mark.parametrize("name", ["\\t", "tab"])
+def test_issue10_p10_tab_delimiter_by_name(
+    folder: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    patients().write_csv(folder / "tabs.tsv", separator="\t")
+    argv = ["anonymize", str(folder / "tabs.tsv"), "--k", "5", *ROLES, *QI]
+    argv += ["--delimiter", name, "--output", str(folder / "o.csv"), "--quiet"]
+    assert main(argv) == 0, capsys.readouterr().err
+    assert "\t" in (folder / "o.csv").read_text().splitlines()[0]
+
+
+def test_issue10_p10_excel_workbook(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (folder / "patients.xlsx").write_bytes(b"PK\x03\x04" + b"\x00" * 100)
+    argv = ["anonymize", str(folder / "patients.xlsx"), "--k", "5", *ROLES, *QI]
+    _bad_input([*argv, "--output", str(folder / "o.csv")], capsys, "save it as CSV or Parquet")
+
+
+def test_issue10_p10_unknown_builder(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = _anonymize(folder, "--qi", "birth_date=date", "sex=suppress", "zip=masking")
+    err = _bad_input(
+        [*argv, "--output", str(folder / "o.csv")],
+        capsys,
+        "unknown hierarchy builder 'masking'",
+        "did you mean 'mask'",
+        "interval:W1,W2,...",
+        "quasi-identifier 'zip'",
+    )
+    assert "cannot read" not in err
+
+
+def test_issue10_p10_us_dates_with_date(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    table = patients().with_columns(pl.col("birth_date").str.to_date().dt.strftime("%m/%d/%Y"))
+    table.write_csv(folder / "us.csv")
+    argv = ["anonymize", str(folder / "us.csv"), "--k", "5", *ROLES, *QI]
+    _bad_input([*argv, "--output", str(folder / "o.csv")], capsys, "birth_date=date:%m/%d/%Y")
+
+
+def test_issue10_p10_check_takes_column_names(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["check", str(folder / "patients.csv"), "--qi", "zip=mask", "sex", "--k", "2"]
+    _bad_input(argv, capsys, "check", "column names", "--qi zip sex")
+
+
+@pytest.mark.parametrize(
+    ("model", "needles"),
+    [
+        ("ldiv", ["l-diversity:distinct:L:ATTR", "delta-disclosure:D:ATTR"]),
+        ("l-diversty:distinct:3:diagnosis", ["did you mean 'l-diversity'", "l-diversity:"]),
+        ("l-diversity:distnct:3:diagnosis", ["did you mean 'distinct'"]),
+        ("t-closeness:equals:0.2:diagnosis", ["did you mean 'equal'"]),
+    ],
+)
+def test_issue10_p10_model_typos_print_the_grammar(
+    folder: Path, capsys: pytest.CaptureFixture[str], model: str, needles: list[str]
+) -> None:
+    roles = ["--identifying", "name", "ssn", "--insensitive", "admission_date", "length_of_stay"]
+    argv = ["anonymize", str(folder / "patients.csv"), *QI, "--k", "5", *roles]
+    argv += ["--model", model, "--output", str(folder / "o.csv")]
+    err = _bad_input(argv, capsys, f"model '{model}'", *needles)
+    assert "README" not in err

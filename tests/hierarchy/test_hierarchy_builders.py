@@ -190,7 +190,11 @@ def test_date_missing_stays_missing_below_the_root() -> None:
 def test_date_rejects_non_iso_values(value: str) -> None:
     with pytest.raises(InputError) as caught:
         DateBuilder().build(["1964-04-14", value], column="dob", source="s.csv")
-    assert str(caught.value) == f"s.csv: column 'dob': value '{value}' is not a date (YYYY-MM-DD)"
+    message = f"s.csv: column 'dob': value '{value}' is not a date (YYYY-MM-DD)"
+    if value == "1964-4-14":
+        # Issue 10, point 10: a format that reads every value is suggested.
+        message += "; every value of the column reads as a date with 'date:%Y-%m-%d'"
+    assert str(caught.value) == message
 
 
 def test_date_rejects_values_not_matching_the_format() -> None:

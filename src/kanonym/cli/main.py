@@ -23,6 +23,8 @@ from kanonym.cli.ledger_commands import LEDGER_HANDLERS, add_ledger_commands
 from kanonym.cli.progress import SearchProgressBar
 from kanonym.config import ReleaseJob, job_from_options, read_job_file
 from kanonym.errors import (
+    ColumnNotFoundError,
+    DateFormatError,
     InputError,
     KanonymError,
     NestedColumnError,
@@ -34,6 +36,7 @@ from kanonym.io.paths import check_destinations
 from kanonym.io.read import read_schema
 from kanonym.io.table import nested_columns
 from kanonym.metrics import DEFAULT_METRIC, METRICS
+from kanonym.models.spec import GRAMMAR as MODEL_GRAMMAR
 from kanonym.recoding import RECODINGS
 from kanonym.release.pipeline import Result, anonymize, check, run_job
 from kanonym.search import ALGORITHMS, DEFAULT_ALGORITHM, DEFAULT_POLICY, POLICIES
@@ -232,8 +235,8 @@ def _build_parser() -> _Parser:
         nargs="+",
         action="extend",
         metavar="SPEC",
-        help="privacy model beyond k, e.g. l-diversity:distinct:3:COL, "
-        "t-closeness:equal:0.2:COL (grammar in the README)",
+        help="privacy model beyond k, e.g. l-diversity:distinct:3:COL or "
+        f"t-closeness:equal:0.2:COL; the forms are {MODEL_GRAMMAR}",
     )
     run.add_argument("--k", type=int)
     limit = run.add_mutually_exclusive_group()
@@ -609,6 +612,48 @@ def nested_message(error: NestedColumnError, command: str) -> str:
     )
 
 
+def flag_message(error: KanonymError, args: argparse.Namespace) -> str | None:
+    """The command line's wording of a library error that names a parameter, or None.
+
+    The library names its parameters (``delimiter ','``); here the fix is
+    written as the option that makes it (``--delimiter ','``).
+    """
+    if isinstance(error, ColumnNotFoundError):
+        where = f"{error.source}: column '{error.column}' not found"
+        if error.delimiter is not None:
+            shown = "'\\t'" if error.delimiter == "\t" else repr(error.delimiter)
+            return (
+                f"{where}; the header was read as one column, but the file looks "
+                f"{error.delimiter!r}-separated: pass --delimiter {shown} (or leave --delimiter "
+                "out to have it sniffed)"
+            )
+        qi = getattr(args, "qi", None) or []
+        if "=" in error.column and error.column in qi and args.command in _COLUMN_COMMANDS:
+            names = " ".join(item.partition("=")[0] for item in qi)
+            return (
+                f"{where}; {args.command} takes column names after --qi, not COL=HIERARCHY "
+                f"(it measures the values as they are in the file): write --qi {names}"
+            )
+    if isinstance(error, DateFormatError) and error.suggested:
+        flag = _flag_of(error.column, args)
+        if flag is not None:
+            options = " or ".join(f"{flag} {error.column}={spec}" for spec in error.suggested)
+            return f"{error}: give {options}"
+    return None
+
+
+_COLUMN_COMMANDS = frozenset({"check", "risk", "disclosure"})
+"""Commands whose --qi takes column names, not COL=HIERARCHY."""
+
+
+def _flag_of(column: str, args: argparse.Namespace) -> str | None:
+    """The list option that gave ``column`` its hierarchy on this command line, if one did."""
+    for flag in ("qi", "sensitive"):
+        if any(item.startswith(f"{column}=") for item in getattr(args, flag, None) or []):
+            return f"--{flag}"
+    return None
+
+
 def _require_matplotlib() -> None:
     # The HTML report's module loads only when a page is asked for.
     from kanonym.report.html import require_matplotlib
@@ -651,7 +696,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"kanonym: error: {nested_message(error, args.command)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KanonymError as error:
-        message = " ".join(str(error).split())
+        message = " ".join((flag_message(error, args) or str(error)).split())
         print(f"kanonym: error: {message}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except MemoryError:

@@ -99,4 +99,37 @@ def _parse_rows(text: str, file: Path, delimiter: str) -> list[tuple[str | None,
         raise HierarchyError(f"{file}: line {reader.line_num}: {error}") from error
     if not rows:
         raise HierarchyError(f"{file}: hierarchy file has no rows")
+    _refuse_other_layouts(rows, file, delimiter, first_line)
     return rows
+
+
+_LAYOUT = "ARX hierarchy files have one line per value, its generalizations separated by"
+
+
+def _refuse_other_layouts(
+    rows: list[tuple[str | None, ...]], file: Path, delimiter: str, first_line: int
+) -> None:
+    """Say what is wrong with a file laid out as a plain CSV rather than as ARX writes it.
+
+    Both mistakes passed the parse and failed later as a root holding several
+    values, which does not say how to fix the file.
+    """
+    example = delimiter.join(("02138", "0213*", "*"))
+    if len(rows[0]) == 1:
+        # One value alone is a valid hierarchy (its root), whatever it holds.
+        for other in (",", "\t", "|"):
+            if len(rows) > 1 and other != delimiter and all(other in (r[0] or "") for r in rows):
+                raise HierarchyError(
+                    f"{file}: every line is one cell holding {other!r}; {_LAYOUT} "
+                    f"{delimiter!r} (e.g. {example}) and no header row: replace {other!r} "
+                    f"by {delimiter!r}"
+                )
+        return
+    roots = {row[-1] for row in rows[1:]}
+    if len(rows) > 2 and len(roots) == 1 and rows[0][-1] not in roots:
+        header = delimiter.join(cell or "" for cell in rows[0])
+        raise HierarchyError(
+            f"{file}: line {first_line}, {header!r}, looks like a header row: it does not end "
+            f"in the root {roots.pop()!r} as every other line does; {_LAYOUT} {delimiter!r} "
+            "and no header row: delete that line"
+        )

@@ -28,7 +28,7 @@ from fractions import Fraction
 from itertools import pairwise
 from typing import Protocol
 
-from kanonym.errors import InputError
+from kanonym.errors import DateFormatError, InputError
 from kanonym.hierarchy._values import ROOT, show, text_order
 from kanonym.hierarchy.hierarchy import Hierarchy
 
@@ -245,33 +245,111 @@ class DateBuilder:
         return "date" if self.format is None else f"date:{self.format}"
 
     def build(self, values: Sequence[str | None], *, column: str, source: str) -> Hierarchy:
-        """Build the calendar hierarchy; leaves sorted lexicographically, missing last."""
+        """Build the calendar hierarchy; leaves sorted lexicographically, missing last.
+
+        A value the format does not read raises
+        :class:`~kanonym.errors.DateFormatError`, which suggests the formats
+        that read every value of the column (``date:%m/%d/%Y`` for US dates).
+        """
         leaves = sorted(_distinct(values, column=column, source=source), key=text_order)
-        moments = [
-            None if leaf is None else self._parse(leaf, column=column, source=source)
-            for leaf in leaves
-        ]
+        moments: list[datetime | None] = []
+        for leaf in leaves:
+            moment = None if leaf is None else self._parse(leaf)
+            if leaf is not None and moment is None:
+                raise self._problem(leaf, leaves, column=column, source=source)
+            moments.append(moment)
         levels: list[Level] = [tuple(leaves)]
         for label in (_month, _year, _decade):
             levels.append(tuple(None if moment is None else label(moment) for moment in moments))
         levels.append((ROOT,) * len(leaves))
         return Hierarchy(name=self.spec, levels=tuple(levels))
 
-    def _parse(self, value: str, *, column: str, source: str) -> datetime:
-        expected = "YYYY-MM-DD" if self.format is None else f"'{self.format}'"
-        problem = InputError(
-            f"{source}: column '{column}': value {show(value)} is not a date ({expected})"
-        )
+    def _parse(self, value: str) -> datetime | None:
+        """The moment ``value`` names, or None if the format does not read it."""
         # fromisoformat also takes week dates, offsets and more; the pattern keeps
         # the accepted forms to the documented ones.
         if self.format is None and _ISO_DATE.fullmatch(value) is None:
-            raise problem
+            return None
         try:
             if self.format is None:
                 return datetime.fromisoformat(value)
             return datetime.strptime(value, self.format)
-        except ValueError as error:
-            raise problem from error
+        except ValueError:
+            return None
+
+    def _problem(
+        self, value: str, leaves: Sequence[str | None], *, column: str, source: str
+    ) -> DateFormatError:
+        expected = "YYYY-MM-DD" if self.format is None else f"'{self.format}'"
+        message = f"{source}: column '{column}': value {show(value)} is not a date ({expected})"
+        fitting = [f for f in _formats_reading(leaves) if f != self.format]
+        suggested = tuple(f"date:{form}" for form in fitting)
+        if len(suggested) == 1:
+            message += f"; every value of the column reads as a date with '{suggested[0]}'"
+        elif suggested:
+            specs = " or ".join(f"'{spec}'" for spec in suggested)
+            message += (
+                f"; every value of the column reads as a date with {specs} "
+                "(the values do not tell which: choose the one the file was written with)"
+            )
+        return DateFormatError(message, column=column, suggested=suggested)
+
+
+_DATE_FORMATS = (
+    "%Y-%m-%d",
+    "%m/%d/%Y",
+    "%d/%m/%Y",
+    "%Y/%m/%d",
+    "%d.%m.%Y",
+    "%m-%d-%Y",
+    "%d-%m-%Y",
+    "%Y%m%d",
+    "%Y.%m.%d",
+    "%d %b %Y",
+    "%b %d %Y",
+    "%b %d, %Y",
+    "%d-%b-%Y",
+    "%d %B %Y",
+    "%B %d, %Y",
+    "%Y-%m-%d %H:%M:%S",
+    "%m/%d/%Y %H:%M",
+    "%m/%d/%Y %H:%M:%S",
+    "%d/%m/%Y %H:%M",
+    "%d/%m/%Y %H:%M:%S",
+    "%d.%m.%Y %H:%M",
+    "%Y-%m",
+    "%Y/%m",
+    "%m/%Y",
+)
+"""Formats suggested when dates are not ISO, most common first; all give year and month."""
+
+_SHORT_YEAR_FORMATS = ("%m/%d/%y", "%d/%m/%y", "%d.%m.%y", "%y%m%d")
+"""Two-digit years, suggested only when no four-digit form reads the values."""
+
+_SUGGESTION_SAMPLE = 500
+
+
+def _formats_reading(leaves: Sequence[str | None]) -> list[str]:
+    """The formats (at most three) that read every one of a sample of ``leaves``.
+
+    Only for an error message, so a sample spread over the sorted values does.
+    """
+    present = [leaf for leaf in leaves if leaf is not None]
+    step = max(1, len(present) // _SUGGESTION_SAMPLE)
+    sample = present[::step]
+
+    def reads_all(form: str) -> bool:
+        try:
+            for value in sample:
+                datetime.strptime(value, form)
+        except ValueError:
+            return False
+        return True
+
+    found = [form for form in _DATE_FORMATS if reads_all(form)]
+    if not found:
+        found = [form for form in _SHORT_YEAR_FORMATS if reads_all(form)]
+    return found[:3]
 
 
 def _month(moment: datetime) -> str:

@@ -12,6 +12,7 @@ Example:
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -36,7 +37,9 @@ def parse_hierarchy(spec: str, *, base_dir: Path | None = None) -> Hierarchy | H
     The words ``interval``, ``mask``, ``date`` and ``suppress`` (alone or before
     a ``:``) always mean builders; write ``./mask`` for a file called ``mask``. A
     relative path is resolved against ``base_dir`` when given. A malformed spec
-    raises :class:`~kanonym.errors.InputError` naming it.
+    raises :class:`~kanonym.errors.InputError` naming it; so does a bare word
+    that names no file (``masking``), as an unknown builder, with the builders
+    and the closest one.
 
     Example:
         >>> parse_hierarchy("date:%d/%m/%Y")
@@ -58,7 +61,25 @@ def parse_hierarchy(spec: str, *, base_dir: Path | None = None) -> Hierarchy | H
     path = Path(spec)
     if base_dir is not None and not path.is_absolute():
         path = base_dir / path
+    if not path.exists() and _WORD.fullmatch(keyword):
+        # A bare word that names no file is a builder misspelled, not a missing file.
+        raise InputError(
+            f"unknown hierarchy builder '{keyword}'{_did_you_mean(keyword)}; {BUILDERS}"
+        )
     return load_arx(path)
+
+
+BUILDERS = "builders are interval:W1,W2,..., mask, date[:FORMAT], suppress, or an ARX CSV file"
+"""What a hierarchy spec may be, for error messages."""
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z_-]+")
+
+
+def _did_you_mean(word: str) -> str:
+    close = difflib.get_close_matches(word.lower(), sorted(_BUILDER_KEYWORDS), n=1, cutoff=0.6)
+    if not close:
+        close = [k for k in sorted(_BUILDER_KEYWORDS) if word.lower().startswith(k)]
+    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 def _parse_widths(spec: str, argument: str) -> tuple[int, ...]:

@@ -27,6 +27,7 @@ import hashlib
 import io
 import itertools
 import sys
+import zipfile
 import zlib
 from collections import Counter
 from collections.abc import Sequence
@@ -45,9 +46,15 @@ if TYPE_CHECKING:
 
 _PARQUET_MAGIC = b"PAR1"
 _GZIP_MAGIC = b"\x1f\x8b"
+_ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")
+"""A ZIP archive, or an empty one: .xlsx and .ods workbooks are ZIP archives."""
+_OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+"""An OLE compound file: Excel 97-2003 .xls workbooks and other Office documents."""
 _UTF8_BOM = b"\xef\xbb\xbf"
 _QUOTE = '"'
 _SNIFF_CANDIDATES = (",", ";", "\t", "|")
+_HINT_CANDIDATES = (":", "^", "~", "#", " ")
+"""Delimiters suggested, never sniffed, when a header reads as one column."""
 _SNIFF_BYTES = 64 * 1024
 _SNIFF_RECORDS = 50
 _DATAFRAME_SOURCE = "<DataFrame>"
@@ -60,13 +67,15 @@ def read_table(path: str | Path, *, delimiter: str | None = None) -> Table:
     gzip by its magic bytes; anything else is CSV with a header row. The CSV
     delimiter is ``delimiter`` or, when None, sniffed among ``,`` ``;`` tab and
     ``|`` (the one splitting the first records most consistently; ``,`` wins
-    ties). The encoding is UTF-8 (``utf-8-sig`` with a byte order mark), else
-    cp1252, else latin-1.
+    ties); it may also be named (:data:`DELIMITER_NAMES`: ``tab`` or ``\\t``,
+    ``comma``, ``semicolon``, ``pipe``, ``space``). The encoding is UTF-8
+    (``utf-8-sig`` with a byte order mark), else cp1252, else latin-1.
 
     Raises:
-        InputError: the file is missing, a directory or unreadable, is empty, has
-            a ragged row or a misplaced quote (the message gives the line), has an
-            empty or duplicate column name, or ``delimiter`` is unusable.
+        InputError: the file is missing, a directory or unreadable, is empty, is
+            a spreadsheet or a ZIP archive, has a ragged row or a misplaced quote
+            (the message gives the line), has an empty or duplicate column name,
+            or ``delimiter`` is unusable.
 
     Example:
         >>> import tempfile
@@ -77,6 +86,7 @@ def read_table(path: str | Path, *, delimiter: str | None = None) -> Table:
     """
     source = str(path)
     if delimiter is not None:
+        delimiter = delimiter_character(delimiter)
         _check_delimiter(delimiter, source)
     raw = _read_bytes(Path(path), source)
     sha256 = hashlib.sha256(raw).hexdigest()
@@ -84,10 +94,11 @@ def read_table(path: str | Path, *, delimiter: str | None = None) -> Table:
         if delimiter is not None:
             raise InputError(f"{source}: a delimiter applies to CSV input only; this is Parquet")
         return Table(frame=_read_parquet(raw, source), source=source, dialect=None, sha256=sha256)
+    _refuse_documents(raw, source)
     if raw.startswith(_GZIP_MAGIC):
         raw = _gunzip(raw, source)
-    frame, dialect = _read_csv(raw, source, delimiter)
-    return Table(frame=frame, source=source, dialect=dialect, sha256=sha256)
+    frame, dialect, hint = _read_csv(raw, source, delimiter)
+    return Table(frame=frame, source=source, dialect=dialect, sha256=sha256, delimiter_hint=hint)
 
 
 def read_schema(path: str | Path) -> dict[str, pl.DataType] | None:
@@ -158,15 +169,72 @@ def load(data: str | Path | pl.DataFrame | pd.DataFrame, *, delimiter: str | Non
     return from_dataframe(data)
 
 
+DELIMITER_NAMES = {
+    "tab": "\t",
+    "\\t": "\t",
+    "comma": ",",
+    "semicolon": ";",
+    "pipe": "|",
+    "space": " ",
+}
+"""Names a delimiter may be given by, besides the character itself (a tab is hard to type)."""
+
+
+def delimiter_character(delimiter: str) -> str:
+    """The character a delimiter names: itself, or the one of a name in :data:`DELIMITER_NAMES`.
+
+    Names are case-insensitive; ``\\t`` is the two characters backslash and t,
+    as a shell passes ``'\\t'``.
+
+    Example:
+        >>> delimiter_character("tab"), delimiter_character("\\\\t"), delimiter_character(";")
+        ('\\t', '\\t', ';')
+    """
+    return DELIMITER_NAMES.get(delimiter.lower(), delimiter) if len(delimiter) > 1 else delimiter
+
+
 def _check_delimiter(delimiter: str, source: str) -> None:
     if len(delimiter) != 1:
-        raise InputError(f"{source}: delimiter {delimiter!r} must be one character")
+        names = ", ".join(DELIMITER_NAMES)
+        raise InputError(
+            f"{source}: delimiter {delimiter!r} must be one character or one of the names {names}"
+        )
     # Polars splits on a single byte, and quotes, line breaks and NUL have their own roles.
     if not delimiter.isascii() or delimiter in '"\r\n\x00':
         raise InputError(
             f"{source}: delimiter {delimiter!r} must be an ASCII character"
             " other than a quote, a line break or NUL"
         )
+
+
+def _refuse_documents(raw: bytes, source: str) -> None:
+    """Name a spreadsheet or archive by its magic bytes, whatever the file is called.
+
+    Read as CSV they failed on NUL bytes with a guess at UTF-16.
+    """
+    save = "kanonym does not read workbooks: save it as CSV or Parquet"
+    if raw.startswith(_OLE_MAGIC):
+        raise InputError(
+            f"{source}: is an Excel 97-2003 workbook (or another Microsoft Office document); {save}"
+        )
+    if not raw.startswith(_ZIP_MAGICS):
+        return
+    try:
+        with zipfile.ZipFile(io.BytesIO(raw)) as archive:
+            names = set(archive.namelist())
+            kind = (
+                archive.read("mimetype").decode("ascii", "replace") if "mimetype" in names else ""
+            )
+    except (zipfile.BadZipFile, OSError, KeyError, RuntimeError):
+        names, kind = set(), ""  # a damaged archive is still an archive
+    if "xl/workbook.xml" in names:
+        raise InputError(f"{source}: is an Excel workbook; {save}")
+    if "spreadsheet" in kind:
+        raise InputError(f"{source}: is an OpenDocument spreadsheet; {save}")
+    raise InputError(
+        f"{source}: is a ZIP archive, not a table; kanonym reads CSV (plain or gzip) and "
+        "Parquet: unzip it, or if it is a spreadsheet, save it as CSV or Parquet"
+    )
 
 
 def _read_bytes(path: Path, source: str) -> bytes:
@@ -199,7 +267,10 @@ def _gunzip(raw: bytes, source: str) -> bytes:
         raise InputError(f"{source}: corrupt gzip data: {_first_line(err)}") from None
 
 
-def _read_csv(raw: bytes, source: str, delimiter: str | None) -> tuple[pl.DataFrame, CsvDialect]:
+def _read_csv(
+    raw: bytes, source: str, delimiter: str | None
+) -> tuple[pl.DataFrame, CsvDialect, str | None]:
+    """The frame, its layout and, for a header read as one column, the delimiter it seems to use."""
     encoding, body = _decode(raw, source)
     if not body:
         raise InputError(f"{source}: empty file, expected a header row")
@@ -221,7 +292,8 @@ def _read_csv(raw: bytes, source: str, delimiter: str | None) -> tuple[pl.DataFr
         encoding=encoding,
         final_newline=body.endswith(b"\n"),
     )
-    return frame, dialect
+    hint = _other_delimiter(body, separator) if records.width == 1 else None
+    return frame, dialect, hint
 
 
 def _decode(raw: bytes, source: str) -> tuple[str, bytes]:
@@ -278,6 +350,23 @@ def _sniff_delimiter(body: bytes) -> str:
         if score > best_score:
             best, best_score = candidate, score
     return best
+
+
+def _other_delimiter(body: bytes, used: str) -> str | None:
+    """The delimiter that splits every sampled record alike in two or more fields, if one does.
+
+    Asked only when ``used`` left the header whole: a wrong delimiter given, or
+    one that sniffing does not try (such as ``:``); the reader's caller names it
+    when a column is then not found.
+    """
+    sample = body[:_SNIFF_BYTES].decode("utf-8", errors="ignore")
+    complete = len(body) <= _SNIFF_BYTES
+    for candidate in (*_SNIFF_CANDIDATES, *_HINT_CANDIDATES):
+        if candidate != used:
+            share, width = _split_consistency(sample, candidate, complete=complete)
+            if share == 1.0 and width >= 2:
+                return candidate
+    return None
 
 
 def _split_consistency(sample: str, delimiter: str, *, complete: bool) -> tuple[float, int]:

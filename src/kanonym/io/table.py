@@ -15,12 +15,13 @@ Example:
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import polars as pl
 
-from kanonym.errors import InputError, NestedColumnError
+from kanonym.errors import ColumnNotFoundError, InputError, NestedColumnError
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -64,6 +65,9 @@ class Table:
         sha256: Hex SHA-256 of the file's bytes as read (compressed ones for a
             gzip file), so a report can fingerprint exactly what was released;
             None for in-memory input.
+        delimiter_hint: For a CSV file whose header was read as one column, the
+            delimiter that splits it alike on every sampled line, if one does;
+            a column then not found is reported with it.
 
     Example:
         >>> Table(frame=pl.DataFrame({"a": ["1"]}), source="<DataFrame>", dialect=None).source
@@ -74,16 +78,51 @@ class Table:
     source: str
     dialect: CsvDialect | None
     sha256: str | None = None
+    delimiter_hint: str | None = None
 
     def require(self, columns: Sequence[str]) -> None:
-        """Every named column exists and the table has rows; else an InputError naming the file."""
+        """Every named column exists and the table has rows; else an InputError naming the file.
+
+        A missing column raises :class:`~kanonym.errors.ColumnNotFoundError`,
+        whose message says what is likely wrong: a header read as one column
+        (and the delimiter the file seems to use), a close name, or a
+        ``COL=HIERARCHY`` where a column name was expected.
+
+        Example:
+            >>> table = Table(frame=pl.DataFrame({"zip": ["1"]}), source="t.csv", dialect=None)
+            >>> table.require(["zp"])
+            Traceback (most recent call last):
+            ...
+            kanonym.errors.ColumnNotFoundError: t.csv: column 'zp' not found; did you mean 'zip'?
+        """
         for column in columns:
             if column not in self.frame.columns:
-                raise InputError(
-                    f"{self.source}: column '{column}' not found; columns are {self.frame.columns}"
-                )
+                raise self._not_found(column)
         if self.frame.height == 0:
             raise InputError(f"{self.source}: the table has no rows")
+
+    def _not_found(self, column: str) -> ColumnNotFoundError:
+        names = tuple(self.frame.columns)
+        where = f"{self.source}: column '{column}' not found"
+        hint = self.delimiter_hint
+        if len(names) == 1 and hint is not None and self.dialect is not None:
+            used = self.dialect.delimiter
+            message = (
+                f"{where}; with delimiter {used!r} the header is one column, {_cut(names[0])}, "
+                f"but the file looks {hint!r}-separated: give delimiter {hint!r}"
+            )
+            return ColumnNotFoundError(
+                message, source=self.source, column=column, columns=names, delimiter=hint
+            )
+        name, equals, _ = column.partition("=")
+        if equals and name in names:
+            reason = f"name the column alone, '{name}', without a hierarchy"
+        else:
+            close = difflib.get_close_matches(column, names, n=1)
+            reason = f"did you mean '{close[0]}'?" if close else f"columns are {list(names)}"
+        return ColumnNotFoundError(
+            f"{where}; {reason}", source=self.source, column=column, columns=names
+        )
 
     def require_flat(self, columns: Sequence[str]) -> None:
         """None of the named columns holds lists, arrays or structs; else a NestedColumnError.
@@ -114,3 +153,8 @@ def nested_columns(schema: Mapping[str, pl.DataType]) -> dict[str, str]:
         for name, dtype in schema.items()
         if dtype.is_nested()
     }
+
+
+def _cut(name: str, limit: int = 60) -> str:
+    """A long header shown in part: it is the whole first line when the delimiter is wrong."""
+    return repr(name) if len(name) <= limit else repr(name[:limit]) + "..."

@@ -26,6 +26,7 @@ Example:
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Mapping
 
@@ -50,6 +51,10 @@ FORMS = (
     "beta-likeness:basic|enhanced:B:ATTR",
     "delta-disclosure:D:ATTR",
 )
+
+FAMILIES = ("l-diversity", "t-closeness", "beta-likeness", "delta-disclosure")
+GRAMMAR = ", ".join(FORMS)
+"""Every form of a model spec, for error messages and help texts."""
 
 _WHOLE = re.compile(r"[0-9]+")
 _DECIMAL = re.compile(r"([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)?")
@@ -97,7 +102,12 @@ def _parse(spec: str, hierarchies: Mapping[str, Hierarchy]) -> PrivacyModel:
             return RecursiveCLDiversity(
                 attribute=attribute, c=_decimal(c, "C"), l=_whole(size, "L")
             )
-        raise InputError(f"l-diversity variant '{variant}' is not distinct, entropy or recursive")
+        raise InputError(
+            f"l-diversity variant '{variant}' is not distinct, entropy or recursive"
+            f"{_did_you_mean(variant, ('distinct', 'entropy', 'recursive'))}; the forms are "
+            "l-diversity:distinct:L:ATTR, l-diversity:entropy:L:ATTR, "
+            "l-diversity:recursive:C:L:ATTR"
+        )
     if family == "t-closeness":
         distance, t, attribute = _fields(rest, 3, "t-closeness:equal|ordered|hierarchical:T:ATTR")
         if distance == "equal":
@@ -116,18 +126,33 @@ def _parse(spec: str, hierarchies: Mapping[str, Hierarchy]) -> PrivacyModel:
             return HierarchicalDistanceTCloseness(
                 attribute=attribute, t=_decimal(t, "T"), hierarchy=hierarchies[attribute]
             )
-        raise InputError(f"t-closeness distance '{distance}' is not equal, ordered or hierarchical")
+        raise InputError(
+            f"t-closeness distance '{distance}' is not equal, ordered or hierarchical"
+            f"{_did_you_mean(distance, ('equal', 'ordered', 'hierarchical'))}; the form is "
+            "t-closeness:equal|ordered|hierarchical:T:ATTR"
+        )
     if family == "beta-likeness":
         variant, beta, attribute = _fields(rest, 3, "beta-likeness:basic|enhanced:B:ATTR")
         if variant == "basic":
             return BasicBetaLikeness(attribute=attribute, beta=_decimal(beta, "B"))
         if variant == "enhanced":
             return EnhancedBetaLikeness(attribute=attribute, beta=_decimal(beta, "B"))
-        raise InputError(f"beta-likeness variant '{variant}' is not basic or enhanced")
+        raise InputError(
+            f"beta-likeness variant '{variant}' is not basic or enhanced"
+            f"{_did_you_mean(variant, ('basic', 'enhanced'))}; the form is "
+            "beta-likeness:basic|enhanced:B:ATTR"
+        )
     if family == "delta-disclosure":
         delta, attribute = _fields(rest, 2, "delta-disclosure:D:ATTR")
         return DeltaDisclosurePrivacy(attribute=attribute, delta=_decimal(delta, "D"))
-    raise InputError(f"unknown model '{family}'; the forms are {', '.join(FORMS)}")
+    raise InputError(
+        f"unknown model '{family}'{_did_you_mean(family, FAMILIES)}; the forms are {GRAMMAR}"
+    )
+
+
+def _did_you_mean(word: str, choices: tuple[str, ...]) -> str:
+    close = difflib.get_close_matches(word.lower(), choices, n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 def _fields(rest: str, count: int, form: str) -> list[str]:
