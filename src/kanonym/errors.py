@@ -136,3 +136,11 @@ class DateFormatError(InputError):
         self.column = column
         self.suggested = suggested
         super().__init__(message)
+
+
+class LedgerPendingError(KanonymError):
+    """A release was recorded in its ledger but its files could not all be put in place.
+
+    The release is committed; the ledger's next use (:meth:`kanonym.Ledger.recover`)
+    renames the remaining files into place. The command exits 1.
+    """

@@ -139,8 +139,9 @@ def test_failure_while_syncing_removes_the_temporaries(
     real_fsync = os.fsync
 
     def fsync_failing_second(descriptor: int) -> None:
+        # Fail on b.csv's temporary, after a.csv's was synced.
         synced.append(descriptor)
-        if len(synced) == 2:
+        if Path(os.readlink(f"/proc/self/fd/{descriptor}")).name.startswith(".b.csv."):
             raise OSError(28, "No space left on device")
         real_fsync(descriptor)
 

@@ -360,22 +360,26 @@ def test_unwritable_output_records_nothing(setting: Setting) -> None:
             setting.pt, setting.config(seed=1), output=setting.folder / "no" / "o.csv", key="id"
         )
     assert setting.ledger.entries() == ()
-    with sqlite3.connect(setting.ledger.path) as connection:
-        assert connection.execute("SELECT count(*) FROM published").fetchone() == (0,)
+    assert not setting.ledger.path.exists()  # created by the first release recorded
     # The seed was not used up: nothing was released with it.
     assert setting.release(setting.pt, "out1", key="id", seed=1).entry.id == 1
 
 
-def test_failed_recording_removes_the_written_files(setting: Setting, monkeypatch) -> None:
+def test_issue10_p6_failed_recording_keeps_the_previous_files(
+    setting: Setting, monkeypatch
+) -> None:
+    """Issue 10, point 6: a failed record used to delete the files already at the paths."""
+    (setting.folder / "out1.csv").write_text("previous release\n")
+
     def fail(connection: sqlite3.Connection) -> None:
-        raise sqlite3.OperationalError("disk I/O error")
+        raise sqlite3.OperationalError("database is locked")
 
     monkeypatch.setattr(ledger_module, "_commit", fail)
-    with pytest.raises(
-        InputError, match=r"cannot record the release .*the written files were removed"
-    ):
+    with pytest.raises(InputError, match=r"cannot record the release .*nothing written"):
         setting.release(setting.pt, "out1", key="id", seed=1)
-    assert setting.files() == set()
+    assert (setting.folder / "out1.csv").read_text() == "previous release\n"
+    assert not [p for p in setting.folder.iterdir() if p.name.startswith(".")]
+    (setting.folder / "out1.csv").unlink()
     monkeypatch.undo()
     assert setting.ledger.entries() == ()
     assert setting.release(setting.pt, "out1", key="id", seed=1).entry.id == 1
@@ -389,7 +393,8 @@ def test_files_that_are_not_ledgers(tmp_path: Path) -> None:
         connection.execute("CREATE TABLE t (x)")
     with pytest.raises(InputError, match="an SQLite database of another application"):
         Ledger(tmp_path / "other.sqlite")
-    Ledger(tmp_path / "newer.sqlite")
+    with Ledger(tmp_path / "newer.sqlite")._connect():
+        pass  # creates it
     with sqlite3.connect(tmp_path / "newer.sqlite") as connection:
         connection.execute(f"PRAGMA user_version = {LEDGER_SCHEMA_VERSION + 1}")
     with pytest.raises(InputError, match=f"schema version {LEDGER_SCHEMA_VERSION + 1} is newer"):

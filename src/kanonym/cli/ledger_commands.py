@@ -12,17 +12,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kanonym import release
 from kanonym.config import job_from_options
-from kanonym.errors import InputError
+from kanonym.errors import InputError, LedgerPendingError
 
 if TYPE_CHECKING:
     from kanonym.release.audit import AuditResult
-    from kanonym.release.ledger import LedgerEntry, LedgerRelease
+    from kanonym.release.ledger import Ledger, LedgerEntry, LedgerRelease
 
 _LEDGER_KEYS = ("ledger", "key", "based-on", "replay")
 """Job-file keys of ``release`` beyond those of ``anonymize``."""
@@ -191,7 +192,8 @@ def _release(args: argparse.Namespace) -> int:
         require_matplotlib()  # before the search, not after it
     ledger = release.Ledger(ledger_path)
     with SearchProgressBar(enabled=not args.quiet) as bar:
-        made = ledger.release(
+        made = _release_recorded(
+            ledger,
             job.input,
             job.config,
             output=job.output,
@@ -203,10 +205,22 @@ def _release(args: argparse.Namespace) -> int:
             delimiter=job.delimiter,
             on_progress=bar.update,
         )
+    if made is None:
+        return 1
     print_warnings(made.result)
     if not args.quiet:
         print(f"{_summary(made.result)}; wrote {job.output}; {_recorded(made, ledger_path)}")
     return 0
+
+
+def _release_recorded(ledger: Ledger, *args: Any, **kwargs: Any) -> LedgerRelease | None:
+    """:meth:`Ledger.release`; None (after saying why) if recorded but not all written."""
+    try:
+        return ledger.release(*args, **kwargs)
+    except LedgerPendingError as error:
+        # Not bad input and not a failed check: the release exists but is incomplete.
+        print(f"kanonym: release: {error}", file=sys.stderr)
+        return None
 
 
 def _recorded(made: LedgerRelease, path: Path) -> str:

@@ -1,8 +1,26 @@
 """Serialize tables like their input and write releases all-or-nothing.
 
-A release is never written partially: :func:`write_atomic` puts every payload in
-a temporary file next to its destination and renames them into place only once
-all of them were written and synced.
+A release is never written partially. Its files (the release, its JSON and
+HTML reports) are written as one *group* (:func:`prepare_write`):
+
+1. a journal ``.kanonym-TOKEN.prepared`` listing every destination and its
+   temporary file is written and synced in the first destination's folder,
+   and stays locked (``flock``) while its process works on it;
+2. every payload goes to its temporary file ``.NAME.TOKEN.tmp`` beside its
+   destination, flushed and fsynced; nothing at a destination has changed;
+3. the commit point: the journal is renamed to ``.kanonym-TOKEN.committed``
+   (:meth:`PreparedWrite.commit`); a ledger release commits its ledger
+   transaction first, and the ledger decides (:mod:`kanonym.release.ledger`);
+4. the temporaries are renamed over their destinations, the folders synced,
+   and the journal removed.
+
+A process killed at any point leaves either a group that never reached its
+commit point (every destination untouched: :func:`recover` removes its
+temporaries) or a committed one (:func:`recover` finishes the renames). Every
+kanonym write first recovers the unlocked journals in its destination
+folders, so the files at the destinations are afterwards all the old ones or
+all the new ones, and no temporary stays. Nothing that existed before is
+removed: a destination is only ever replaced by its new file.
 
 Example:
     >>> import polars as pl
@@ -13,11 +31,14 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import io
+import json
 import os
 import secrets
 import stat
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, assert_never
 
@@ -102,16 +123,122 @@ def _unencodable(frame: pl.DataFrame, char: str, encoding: str) -> str:
     return f"{culprit} cannot be encoded in {encoding}, the encoding of the input"
 
 
-def write_atomic(files: Sequence[tuple[Path, bytes]]) -> None:
+_PREPARED, _COMMITTED, _PART = ".prepared", ".committed", ".part"
+_JOURNAL_PREFIX = ".kanonym-"
+
+Decider = Callable[[Mapping[str, object]], bool | None]
+"""Decides a prepared journal's fate from its ``decided_by`` entry: True (it
+committed: finish it), False (it did not: undo it) or None (leave it)."""
+
+
+@dataclass(eq=False)
+class PreparedWrite:
+    """A group of files written beside their destinations, before its commit point.
+
+    Attributes:
+        journal: the journal file (``.kanonym-TOKEN.prepared``).
+        destinations: the files' final paths, in order.
+        temporaries: their temporary files, in the same order.
+    """
+
+    journal: Path
+    destinations: list[Path]
+    temporaries: list[Path]
+    _lock: int = field(repr=False)
+    _closed: bool = field(default=False, repr=False)
+
+    def commit(self) -> None:
+        """Pass the commit point, then put every file in place and clean up.
+
+        Raises:
+            InputError: a rename failed after the commit point (the journal
+                stays, and the next write to the folder or use of the ledger
+                finishes the group).
+        """
+        committed = self.journal.with_suffix(_COMMITTED)
+        try:
+            # The commit point: from here on recovery finishes the group.
+            self.journal.replace(committed)
+            _sync_directory(committed.parent)
+            self.journal = committed
+            for temporary, destination in zip(self.temporaries, self.destinations, strict=True):
+                _replace(temporary, destination)
+            for directory in dict.fromkeys(d.parent for d in self.destinations):
+                _sync_directory(directory)
+            committed.unlink()
+            _sync_directory(committed.parent)
+        except OSError as err:
+            raise InputError(
+                f"{self.destinations[0]}: cannot put the release in place ({err.strerror}); "
+                f"the next kanonym write in {committed.parent} completes it"
+            ) from None
+        finally:
+            self._release()
+
+    def abort(self) -> None:
+        """Undo the group before its commit point: remove the temporaries and the journal."""
+        if self._closed:
+            return
+        for temporary in self.temporaries:
+            with contextlib.suppress(OSError):
+                temporary.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            self.journal.unlink(missing_ok=True)
+        self._release()
+
+    def _release(self) -> None:
+        if not self._closed:
+            self._closed = True
+            os.close(self._lock)  # closing the descriptor drops the lock
+
+
+def prepare_write(
+    files: Sequence[tuple[Path, bytes]], *, decided_by: Mapping[str, object] | None = None
+) -> PreparedWrite:
+    """Write the group's journal and temporaries; nothing at a destination changes yet.
+
+    ``decided_by`` is recorded in the journal for a group whose commit point
+    is elsewhere (the ledger's transaction): recovery then asks a
+    :data:`Decider`. A failure removes whatever was written.
+
+    Raises:
+        InputError: a destination is a directory, is listed twice, or cannot be
+            written (missing directory, permission, full disk).
+    """
+    destinations = [Path(path) for path, _ in files]
+    _check_destinations(destinations)
+    token = secrets.token_hex(4)
+    folder = destinations[0].parent
+    journal = folder / f"{_JOURNAL_PREFIX}{token}{_PREPARED}"
+    temporaries = [d.with_name(f".{d.name}.{token}.tmp") for d in destinations]
+    document = {
+        "destinations": [str(d.resolve()) for d in destinations],
+        "temporaries": [str(t.resolve()) for t in temporaries],
+        "decided_by": dict(decided_by) if decided_by is not None else None,
+    }
+    lock = _write_journal(journal, document, destinations[0])
+    prepared = PreparedWrite(
+        journal=journal, destinations=destinations, temporaries=temporaries, _lock=lock
+    )
+    try:
+        for temporary, destination, (_, payload) in zip(
+            temporaries, destinations, files, strict=True
+        ):
+            _write_temporary(temporary, destination, payload)
+    except BaseException:
+        prepared.abort()
+        raise
+    return prepared
+
+
+def write_atomic(files: Sequence[tuple[Path, bytes]], *, decide: Decider | None = None) -> None:
     """Write every payload to its path, all of them or none of them.
 
-    Each payload goes to a temporary file in its destination's directory (so the
-    final rename stays on one filesystem), which is flushed and fsynced; only
-    when all of them exist are they renamed over their destinations. A failure
-    before that removes the temporaries and leaves every destination untouched.
-    (A rename failing once others were done, which takes a concurrent change to
-    the directories, cannot undo those.) An existing destination keeps its
-    permission bits; a new one gets the usual umask-based ones.
+    The group protocol of this module: interrupted groups in the destination
+    folders are recovered first (``decide`` settles those whose commit point
+    is a ledger's), then the group is prepared and committed. An existing
+    destination keeps its permission bits; a new one gets the usual
+    umask-based ones.
 
     Raises:
         InputError: a destination is a directory, is listed twice, or cannot be
@@ -124,21 +251,155 @@ def write_atomic(files: Sequence[tuple[Path, bytes]]) -> None:
         >>> sorted(p.name for p in folder.iterdir())
         ['a.csv', 'b.csv']
     """
-    destinations = [Path(path) for path, _ in files]
-    _check_destinations(destinations)
-    temporaries: list[Path] = []
+    for folder in dict.fromkeys(Path(path).parent for path, _ in files):
+        recover(folder, decide=decide)
+    prepare_write(files).commit()
+
+
+def recover(folder: Path, *, decide: Decider | None = None) -> list[Path]:
+    """Finish or undo the interrupted groups whose journals are in ``folder``.
+
+    A committed journal is finished (its remaining temporaries renamed into
+    place); a prepared one is undone (its temporaries removed) unless its
+    commit point is a ledger's, which ``decide`` settles (without ``decide``
+    it is left for the ledger). Journals still locked by a live process and
+    unreadable folders are left alone. Returns the journals handled.
+    """
+    handled: list[Path] = []
     try:
-        for destination, (_, payload) in zip(destinations, files, strict=True):
-            temporaries.append(_write_temporary(destination, payload))
-        for temporary, destination in zip(temporaries, destinations, strict=True):
-            _replace(temporary, destination)
-    finally:
-        # After success every temporary has been renamed away; after a failure the
-        # ones still present must not be left lying next to the release.
-        for temporary in temporaries:
-            temporary.unlink(missing_ok=True)
-    for directory in dict.fromkeys(destination.parent for destination in destinations):
+        names = sorted(p for p in folder.iterdir() if p.name.startswith(_JOURNAL_PREFIX))
+    except OSError:
+        return handled
+    for journal in names:
+        with _locked(journal) as locked:
+            if not locked:
+                continue
+            if journal.suffix == _PART:
+                # Killed while writing the journal: no temporary exists yet.
+                journal.unlink(missing_ok=True)
+            elif journal.suffix in (_PREPARED, _COMMITTED):
+                if not _settle(journal, decide):
+                    continue
+            else:
+                continue
+            _sync_directory(folder)
+            handled.append(journal)
+    return handled
+
+
+def finish(journal: Path) -> bool:
+    """Finish the group of a journal whose commit point has passed (the ledger's recovery).
+
+    Returns False if the journal is locked by a live process; True once the
+    group is complete (also when nothing was left to do).
+    """
+    for candidate in (journal.with_suffix(_COMMITTED), journal.with_suffix(_PREPARED)):
+        with _locked(candidate) as locked:
+            if locked is None:
+                continue
+            if not locked:
+                return False
+            _complete(candidate, _read_journal(candidate), roll_forward=True)
+            _sync_directory(candidate.parent)
+    return True
+
+
+def _settle(journal: Path, decide: Decider | None) -> bool:
+    """Finish or undo one journal (locked by the caller); False if left alone."""
+    document = _read_journal(journal)
+    if journal.suffix == _COMMITTED:
+        forward = True
+    elif document.get("decided_by") is None:
+        forward = False
+    else:
+        decided_by = document["decided_by"]
+        verdict = (
+            None
+            if decide is None or not isinstance(decided_by, Mapping)
+            else decide({**decided_by, "journal": str(journal.resolve())})
+        )
+        if verdict is None:
+            return False
+        forward = verdict
+    _complete(journal, document, roll_forward=forward)
+    return True
+
+
+def _complete(journal: Path, document: Mapping[str, object], *, roll_forward: bool) -> None:
+    destinations = [Path(str(d)) for d in _strings(document.get("destinations"))]
+    temporaries = [Path(str(t)) for t in _strings(document.get("temporaries"))]
+    for temporary, destination in zip(temporaries, destinations, strict=False):
+        if not temporary.exists():
+            continue  # renamed into place before the interruption (or never written)
+        if roll_forward:
+            temporary.replace(destination)
+        else:
+            temporary.unlink()
+    for directory in dict.fromkeys(d.parent for d in destinations):
         _sync_directory(directory)
+    journal.unlink(missing_ok=True)
+
+
+def _strings(value: object) -> list[str]:
+    return [str(item) for item in value] if isinstance(value, list) else []
+
+
+def _read_journal(journal: Path) -> dict[str, object]:
+    try:
+        document = json.loads(journal.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        document = None
+    # A journal is renamed into place only once complete, so this is damage.
+    return document if isinstance(document, dict) else {}
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[bool | None]:
+    """Hold ``path``'s lock if no live process does: True, False (held), None (no file).
+
+    The path is checked to still name the locked file afterwards: a journal
+    renamed meanwhile is handled under its new name.
+    """
+    try:
+        descriptor = os.open(path, os.O_RDONLY)
+    except OSError:
+        yield None
+        return
+    try:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            yield False
+            return
+        try:
+            same = os.path.samestat(os.fstat(descriptor), path.stat())
+        except OSError:
+            same = False
+        yield same
+    finally:
+        os.close(descriptor)
+
+
+def _write_journal(journal: Path, document: Mapping[str, object], first: Path) -> int:
+    """Create the journal, complete and synced, and return its locked descriptor."""
+    part = journal.with_suffix(_PART)
+    try:
+        descriptor = os.open(part, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError as err:
+        raise InputError(_unwritable(first, err)) from None
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        os.write(descriptor, json.dumps(document).encode("utf-8"))
+        os.fsync(descriptor)
+        # Renamed only once complete, so a journal is never read half written.
+        part.replace(journal)
+        _sync_directory(journal.parent)
+    except OSError as err:
+        os.close(descriptor)
+        with contextlib.suppress(OSError):
+            part.unlink(missing_ok=True)
+        raise InputError(_unwritable(first, err)) from None
+    return descriptor
 
 
 def write_table(frame: pl.DataFrame, path: str | Path, *, dialect: CsvDialect | None) -> None:
@@ -166,8 +427,7 @@ def _check_destinations(destinations: list[Path]) -> None:
         seen.add(resolved)
 
 
-def _write_temporary(destination: Path, payload: bytes) -> Path:
-    temporary = destination.with_name(f".{destination.name}.{secrets.token_hex(8)}.tmp")
+def _write_temporary(temporary: Path, destination: Path, payload: bytes) -> None:
     try:
         # O_EXCL: never clobber someone else's file; 0o666 lets the umask decide,
         # as for any newly created file (mkstemp would force 0o600).
@@ -184,7 +444,6 @@ def _write_temporary(destination: Path, payload: bytes) -> Path:
     except OSError as err:
         temporary.unlink(missing_ok=True)
         raise InputError(_unwritable(destination, err)) from None
-    return temporary
 
 
 def _replace(temporary: Path, destination: Path) -> None:

@@ -53,6 +53,7 @@ import dataclasses
 import hashlib
 import io
 import json
+import os
 import secrets
 import sqlite3
 import time
@@ -66,10 +67,11 @@ import polars as pl
 
 from kanonym._version import __version__
 from kanonym.config import AnonymizationConfig, HierarchyLike
-from kanonym.errors import InputError, VerificationError
+from kanonym.errors import InputError, LedgerPendingError, VerificationError
 from kanonym.hierarchy import Hierarchy, SuppressBuilder, parse_hierarchy
-from kanonym.io import Table, load, write_atomic
+from kanonym.io import Table, load
 from kanonym.io.paths import check_destinations
+from kanonym.io.write import finish, prepare_write, recover
 from kanonym.models import required_k
 from kanonym.release.audit import AuditResult, ancestor_pairs, link
 from kanonym.release.pipeline import Result, anonymize_table
@@ -88,6 +90,9 @@ and ``pending_files`` (releases recorded whose files may not all be in place
 yet). A version 1 ledger is upgraded when opened for writing; its earlier
 releases are then read back from their files (checked by fingerprint).
 """
+
+BUSY_TIMEOUT_SECONDS = 30.0
+"""How long a release waits for another process's ledger transaction to end."""
 
 _APPLICATION_ID = 0x6B616E6C  # "kanl": marks the SQLite file as a kanonym ledger
 _SEED_LIMIT = 2**63  # SQLite integers are signed 64-bit
@@ -352,8 +357,14 @@ class Ledger:
         if not create and not self.path.exists():
             raise InputError(f"{self.path}: ledger not found")
         self._read_only = not create
-        # A ledger file this object created stays only once a release is recorded.
-        self._fresh = not self.path.exists()
+        if not self.path.exists():
+            if not self.path.parent.is_dir():
+                raise InputError(
+                    f"{self.path}: cannot open ledger (directory {self.path.parent} does not exist)"
+                )
+            # Created (atomically) when the first release is recorded, never before:
+            # a release that fails leaves no ledger, and none is ever removed.
+            return
         with self._connect() as connection:
             try:
                 app_id = connection.execute("PRAGMA application_id").fetchone()[0]
@@ -380,31 +391,116 @@ class Ledger:
                 raise InputError(f"{self.path}: damaged kanonym ledger (schema version {version})")
             elif version < LEDGER_SCHEMA_VERSION and create:
                 self._upgrade(connection)
+        if create:
+            self.recover()
 
     @contextlib.contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
         """A connection in autocommit mode: every transaction is an explicit BEGIN."""
-        missing = False
         try:
             if self._read_only:
                 connection = sqlite3.connect(
                     f"{self.path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None
                 )
             else:
-                missing = not self.path.exists()
-                connection = sqlite3.connect(self.path, isolation_level=None, timeout=30)
+                if not self.path.exists():
+                    self._create_file()
+                connection = sqlite3.connect(
+                    self.path, isolation_level=None, timeout=BUSY_TIMEOUT_SECONDS
+                )
         except sqlite3.Error as error:
             raise InputError(f"{self.path}: cannot open ledger ({error})") from None
         try:
             connection.execute("PRAGMA foreign_keys = ON")
-            if missing:
-                # New, or removed after a first release failed: (re)create the schema.
-                self._create(connection)
             yield connection
         except sqlite3.DatabaseError as error:
             raise InputError(f"{self.path}: ledger error ({error})") from None
         finally:
             connection.close()
+
+    def _create_file(self) -> None:
+        """Create the ledger whole or not at all: built beside it, then linked into place.
+
+        A full disk or a kill leaves at most the hidden temporary, never a
+        partial ledger; of several processes creating it at once, the first
+        link wins and the others use that ledger. The file is private (0600):
+        it holds the secret of the record keys' hashes.
+        """
+        temporary = self.path.with_name(f".{self.path.name}.{secrets.token_hex(4)}.new")
+        try:
+            os.close(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            connection = sqlite3.connect(temporary, isolation_level=None)
+            try:
+                self._create(connection)
+            finally:
+                connection.close()
+            descriptor = os.open(temporary, os.O_RDONLY)
+            try:
+                os.fsync(descriptor)
+            finally:
+                os.close(descriptor)
+            with contextlib.suppress(FileExistsError):
+                os.link(temporary, self.path)
+            _sync_folder(self.path.parent)
+        except (OSError, sqlite3.Error) as error:
+            reason = error.strerror if isinstance(error, OSError) else str(error)
+            raise InputError(f"{self.path}: cannot create the ledger ({reason})") from None
+        finally:
+            with contextlib.suppress(OSError):
+                temporary.unlink()
+
+    def recover(self) -> list[int]:
+        """Finish the files of releases recorded while their writing was interrupted.
+
+        A release is recorded (its transaction committed) before its files
+        are renamed into place, with its write journal in ``pending_files``;
+        a release killed between the two is completed here, on the ledger's
+        next use, and interrupted writes of releases the ledger never recorded
+        are undone in the folders of its releases. Returns the ids completed.
+        """
+        if self._read_only or not self.path.exists():
+            return []
+        with self._connect() as connection:
+            if not _has_table(connection, "pending_files"):
+                return []
+            pending = connection.execute(
+                "SELECT release_id, journal FROM pending_files ORDER BY release_id"
+            ).fetchall()
+            outputs = [r[0] for r in connection.execute("SELECT output FROM releases").fetchall()]
+        done = [int(i) for i, journal in pending if finish(Path(journal))]
+        if done:
+            with self._connect() as connection:
+                connection.execute("BEGIN IMMEDIATE")
+                connection.executemany(
+                    "DELETE FROM pending_files WHERE release_id = ?", [(i,) for i in done]
+                )
+                _commit(connection)
+        for folder in dict.fromkeys(Path(output).parent for output in outputs):
+            recover(folder, decide=self.decide)
+        return done
+
+    def decide(self, decided_by: Mapping[str, object]) -> bool | None:
+        """Settle an interrupted write whose commit point is a ledger transaction.
+
+        True if the ledger it names recorded the release (finish it), False
+        if not (undo it), None if that ledger cannot be read now (leave it).
+        """
+        named = Path(str(decided_by.get("ledger", "")))
+        journal = str(decided_by.get("journal", ""))
+        try:
+            ledger = self if named.resolve() == self.path.resolve() else Ledger(named, create=False)
+            if not ledger.path.exists():
+                return False
+            with ledger._connect() as connection:
+                if not _has_table(connection, "pending_files"):
+                    return False
+                found = connection.execute(
+                    "SELECT 1 FROM pending_files WHERE journal IN (?, ?)",
+                    (journal, str(Path(journal).with_suffix(".prepared"))),
+                ).fetchone()
+        except (InputError, OSError):
+            return None
+        return found is not None
 
     def _create(self, connection: sqlite3.Connection) -> None:
         connection.execute("BEGIN IMMEDIATE")
@@ -418,7 +514,7 @@ class Ledger:
                 )
                 connection.execute(f"PRAGMA application_id = {_APPLICATION_ID}")
                 connection.execute(f"PRAGMA user_version = {LEDGER_SCHEMA_VERSION}")
-            _commit(connection)
+            connection.execute("COMMIT")
         except BaseException:
             with contextlib.suppress(sqlite3.Error):
                 connection.execute("ROLLBACK")
@@ -432,7 +528,7 @@ class Ledger:
                 for statement in _V2_SCHEMA:
                     connection.execute(statement)
                 connection.execute(f"PRAGMA user_version = {LEDGER_SCHEMA_VERSION}")
-            _commit(connection)
+            connection.execute("COMMIT")
         except BaseException:
             with contextlib.suppress(sqlite3.Error):
                 connection.execute("ROLLBACK")
@@ -440,6 +536,8 @@ class Ledger:
 
     def entries(self) -> tuple[LedgerEntry, ...]:
         """Every recorded release, oldest first."""
+        if not self.path.exists():
+            return ()
         with self._connect() as connection:
             cursor = connection.execute("SELECT * FROM releases ORDER BY id")
             names = [column[0] for column in cursor.description]
@@ -774,23 +872,18 @@ class Ledger:
             VerificationError: the release failed its re-check, or the temporal
                 check. Nothing is written or recorded then.
         """
-        try:
-            return self._release(
-                data,
-                config,
-                output=output,
-                report=report,
-                report_html=report_html,
-                key=key,
-                based_on=based_on,
-                replay=replay,
-                delimiter=delimiter,
-                on_progress=on_progress,
-            )
-        except BaseException:
-            if self._fresh and not self.entries():
-                self.path.unlink(missing_ok=True)  # nothing recorded: leave no ledger behind
-            raise
+        return self._release(
+            data,
+            config,
+            output=output,
+            report=report,
+            report_html=report_html,
+            key=key,
+            based_on=based_on,
+            replay=replay,
+            delimiter=delimiter,
+            on_progress=on_progress,
+        )
 
     def _release(
         self,
@@ -918,64 +1011,95 @@ class Ledger:
         fingerprint: str,
         release_sha256: str,
     ) -> LedgerRelease:
-        """One transaction: insert the records, write the files, commit (or undo both)."""
-        written = False
-        payloads: list[tuple[Path, bytes]] = []
-        with self._connect() as connection:
-            connection.execute("BEGIN IMMEDIATE")
-            try:
-                last = connection.execute("SELECT coalesce(max(id), 0) FROM releases").fetchone()
-                if last[0] != plan.last_id:
+        """Write the files beside their destinations, record the release, then put them in place.
+
+        The ledger's transaction is the commit point (:mod:`kanonym.io.write`):
+        the files' temporaries and write journal exist before it, so a failure
+        or kill before it leaves every destination untouched and the release
+        unrecorded; the transaction records the release with its journal in
+        ``pending_files``, so a kill after it is completed by the ledger's next
+        use (:meth:`recover`). Nothing that existed before is ever removed.
+        """
+        entry = _new_entry(
+            plan.last_id + 1,
+            plan,
+            result,
+            source=source,
+            fingerprint=fingerprint,
+            release_sha256=release_sha256,
+            output=output,
+            report=report,
+        )
+        payloads = result.payloads(
+            output,
+            report=report,
+            report_html=report_html,
+            report_extra={"ledger": _report_section(self.path, entry, kept_cells)},
+        )
+        for folder in dict.fromkeys(path.parent for path, _ in payloads):
+            recover(folder, decide=self.decide)
+        prepared = prepare_write(
+            payloads, decided_by={"ledger": str(self.path.resolve()), "release": entry.id}
+        )
+        try:
+            with self._connect() as connection:
+                try:
+                    connection.execute("BEGIN IMMEDIATE")
+                except sqlite3.Error as error:
                     raise InputError(
-                        f"{self.path}: another release was recorded while this one ran; "
-                        "run it again"
-                    )
-                entry = _new_entry(
-                    plan.last_id + 1,
-                    plan,
-                    result,
-                    source=source,
-                    fingerprint=fingerprint,
-                    release_sha256=release_sha256,
-                    output=output,
-                    report=report,
-                )
-                _insert(connection, entry)
-                rows = row_fingerprints(result.table)
-                connection.executemany(
-                    "INSERT INTO released_rows VALUES (?, ?, ?)",
-                    zip(
-                        [entry.id] * rows.height,
-                        rows.get_column("row_sha256").to_list(),
-                        rows.get_column("occurrences").to_list(),
-                        strict=True,
-                    ),
-                )
-                if published is not None:
-                    _insert_published(connection, entry.id, published)
-                _insert_content(connection, entry.id, result)
-                payloads = result.payloads(
-                    output,
-                    report=report,
-                    report_html=report_html,
-                    report_extra={"ledger": _report_section(self.path, entry, kept_cells)},
-                )
-                write_atomic(payloads)
-                written = True
-                _commit(connection)
-            except BaseException as error:
-                if written:
-                    for destination, _ in payloads:
-                        destination.unlink(missing_ok=True)
-                # Closing the connection discards the transaction even if this fails.
-                with contextlib.suppress(sqlite3.Error):
-                    connection.execute("ROLLBACK")
-                if isinstance(error, sqlite3.Error):
-                    raise InputError(
-                        f"{self.path}: cannot record the release ({error}); "
-                        + ("the written files were removed" if written else "nothing written")
+                        f"{self.path}: cannot record the release ({error}); nothing written"
                     ) from None
-                raise
+                try:
+                    last = connection.execute(
+                        "SELECT coalesce(max(id), 0) FROM releases"
+                    ).fetchone()
+                    if last[0] != plan.last_id:
+                        raise InputError(
+                            f"{self.path}: another release was recorded while this one ran; "
+                            "run it again"
+                        )
+                    _insert(connection, entry)
+                    rows = row_fingerprints(result.table)
+                    connection.executemany(
+                        "INSERT INTO released_rows VALUES (?, ?, ?)",
+                        zip(
+                            [entry.id] * rows.height,
+                            rows.get_column("row_sha256").to_list(),
+                            rows.get_column("occurrences").to_list(),
+                            strict=True,
+                        ),
+                    )
+                    if published is not None:
+                        _insert_published(connection, entry.id, published)
+                    _insert_content(connection, entry.id, result)
+                    connection.execute(
+                        "INSERT INTO pending_files VALUES (?, ?)",
+                        (entry.id, str(prepared.journal.resolve())),
+                    )
+                    _commit(connection)
+                except BaseException as error:
+                    # Closing the connection discards the transaction even if this fails.
+                    with contextlib.suppress(sqlite3.Error):
+                        connection.execute("ROLLBACK")
+                    if isinstance(error, sqlite3.Error):
+                        raise InputError(
+                            f"{self.path}: cannot record the release ({error}); nothing written"
+                        ) from None
+                    raise
+        except BaseException:
+            prepared.abort()
+            raise
+        # Recorded: from here on the release is completed, now or on the next use.
+        try:
+            prepared.commit()
+        except InputError as error:
+            raise LedgerPendingError(
+                f"recorded as release {entry.id} in {self.path}, but {error}; the ledger's "
+                "next use completes it"
+            ) from None
+        with contextlib.suppress(InputError, sqlite3.Error), self._connect() as connection:
+            # Confirmed; if this fails, the next use finds the files complete.
+            connection.execute("DELETE FROM pending_files WHERE release_id = ?", (entry.id,))
         return LedgerRelease(entry=entry, result=result)
 
 
@@ -1481,3 +1605,13 @@ def _exact(frames: Sequence[pl.DataFrame], column: str, hierarchies: Sequence[Hi
     )
     values = pl.concat([f.select(pl.col(column).alias("label")) for f in frames]).unique()
     return values.join(single, on="label", how="anti", nulls_equal=True).height == 0
+
+
+def _sync_folder(folder: Path) -> None:
+    """Make a new directory entry durable (best effort, as for releases)."""
+    with contextlib.suppress(OSError):
+        descriptor = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
