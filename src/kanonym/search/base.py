@@ -28,29 +28,96 @@ from kanonym.search.policies import rank
 MAX_LATTICE_SIZE = 5_000_000
 
 
+STAGES = (
+    "reading",
+    "encoding",
+    "searching",
+    "measuring",
+    "transforming",
+    "verifying",
+    "writing",
+    "drawing report",
+)
+"""The stages of a release, in order, as :attr:`Progress.stage` names them."""
+
+REPORT_INTERVAL = 0.2
+"""Seconds between two progress reports of one search (:meth:`SearchControl.due`)."""
+
+
 @dataclass(frozen=True)
 class Progress:
-    """A progress report: nodes checked so far, lattice size, best score so far."""
+    """A progress report: of a search, or of another stage of a release.
+
+    A search reports the nodes it checked and the best score so far; the
+    release pipeline reports each stage as it starts (and the HTML report each
+    figure), so that one callback can show all the long work of a release.
+
+    Attributes:
+        checked: nodes whose classes were computed so far (0 outside a search).
+        lattice_size: nodes of the lattice (or box) searched (0 outside a
+            search). Not what a search will check: a pruning search decides
+            most nodes without checking them.
+        best_score: the best metric score found so far (None before any, or
+            when the search ranks by a policy).
+        stage: what is running, one of :data:`STAGES`.
+        done: steps of the stage finished, out of ``total``.
+        total: steps the stage takes, when known: the figures of the HTML
+            report; for the exhaustive search (non-monotone models), the nodes
+            it checked plus those left that the metric's bound does not rule
+            out, a total that shrinks as the best score improves (``done``
+            counts the nodes checked). None when not known, as for a pruning
+            search, whose checks depend on what earlier checks decide: never
+            the lattice's size, which such a search does not come near.
+        unresolved: nodes a search has neither decided nor ruled out by their
+            bound yet; for a pruning search it shrinks as checks tag whole up-
+            and down-sets (None when not tracked).
+        detail: a few words on the current step, e.g. the algorithm or the
+            figure being drawn.
+    """
 
     checked: int
     lattice_size: int
     best_score: float | None
+    stage: str = "searching"
+    done: int = 0
+    total: int | None = None
+    unresolved: int | None = None
+    detail: str = ""
+
+    @classmethod
+    def of_stage(
+        cls, stage: str, *, detail: str = "", done: int = 0, total: int | None = None
+    ) -> Progress:
+        """A report that ``stage`` is running (``done`` of ``total`` steps, if counted).
+
+        Example:
+            >>> Progress.of_stage("drawing report", detail="risk figure", done=2, total=8).done
+            2
+        """
+        return cls(0, 0, None, stage=stage, done=done, total=total, detail=detail)
 
 
 @dataclass
 class SearchControl:
     """Deadline and progress reporting for one search.
 
+    Progress goes to the callback at most once per ``interval`` seconds: a
+    search asks :meth:`due` (one clock read) before gathering a report, so
+    reporting costs nothing per node that a benchmark can see.
+
     Attributes:
         deadline: ``time.perf_counter()`` value after which a search stops and
             returns the best it has (``None``: no limit).
         on_progress: called now and then with a :class:`Progress`.
         timed_out: set by the search when it stopped at the deadline.
+        interval: least seconds between two reports (the first is due at once).
     """
 
     deadline: float | None = None
     on_progress: Callable[[Progress], None] | None = None
     timed_out: bool = field(default=False)
+    interval: float = REPORT_INTERVAL
+    _next_report: float = field(default=0.0, init=False, repr=False)
 
     @classmethod
     def with_time_limit(
@@ -66,10 +133,40 @@ class SearchControl:
             self.timed_out = True
         return self.timed_out
 
-    def report(self, checked: int, lattice_size: int, best_score: float | None) -> None:
-        """Forward progress to the callback, if any."""
-        if self.on_progress is not None:
-            self.on_progress(Progress(checked, lattice_size, best_score))
+    def due(self) -> bool:
+        """Whether a report would reach the callback now (there is one, and
+        ``interval`` has passed since the last report)."""
+        return self.on_progress is not None and time.perf_counter() >= self._next_report
+
+    def report(
+        self,
+        checked: int,
+        lattice_size: int,
+        best_score: float | None,
+        *,
+        done: int = 0,
+        total: int | None = None,
+        unresolved: int | None = None,
+    ) -> None:
+        """Forward progress to the callback, if any and if :meth:`due`.
+
+        ``done``, ``total`` and ``unresolved``: as in :class:`Progress`; a
+        search that cannot know how many nodes it will check leaves ``total``
+        None rather than give the lattice's size.
+        """
+        if self.on_progress is None or not self.due():
+            return
+        self._next_report = time.perf_counter() + self.interval
+        self.on_progress(
+            Progress(
+                checked,
+                lattice_size,
+                best_score,
+                done=done,
+                total=total,
+                unresolved=unresolved,
+            )
+        )
 
 
 class SearchAlgorithm(Protocol):

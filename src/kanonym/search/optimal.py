@@ -48,6 +48,8 @@ Example:
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import numpy.typing as npt
 
@@ -58,7 +60,6 @@ from kanonym.metrics.ranking import Leader, prune_limit, score_tolerance
 from kanonym.search.base import SearchControl
 from kanonym.search.evaluation import NodeEvaluation, NodeEvaluator
 
-_PROGRESS_EVERY = 64
 # Nodes filtered at once by the main loop.
 _BLOCK = 256
 
@@ -95,6 +96,10 @@ class _Optimizer:
         self.models_monotone = evaluator.proxy_monotone()
         self.useful = 0
         self.wasted = 0
+        # Progress reports' count of unresolved nodes, and when to count again.
+        self._unresolved: int | None = None
+        self._counted_at = 0  # nodes checked when it was counted
+        self._recount = 0.0
 
     def limit(self) -> float | None:
         """The bound above which a node cannot win, or None before any score.
@@ -149,12 +154,41 @@ class _Optimizer:
             self.consider(evaluation)
         else:
             self.status.mark_failed(node)
-        if self.evaluator.checks % _PROGRESS_EVERY == 0:
-            best = self.best
-            self.control.report(
-                self.evaluator.checks, self.lattice.size, None if best is None else best.score
-            )
+        if self.control.due():
+            self.report(unresolved=self.unresolved())
         return evaluation.feasible
+
+    def report(
+        self, *, done: int = 0, total: int | None = None, unresolved: int | None = None
+    ) -> None:
+        """Send a progress report with the nodes checked and the best score so far."""
+        best = self.best
+        score = None if best is None or best.score is None else float(best.score)
+        self.control.report(
+            self.evaluator.checks,
+            self.lattice.size,
+            score,
+            done=done,
+            total=total,
+            unresolved=unresolved,
+        )
+
+    def unresolved(self, pending: npt.NDArray[np.intp] | None = None) -> int:
+        """Nodes still to decide, for a progress report: those of ``pending``
+        (default: the undecided ones) neither failed nor ruled out by their bound.
+
+        Counting reads every candidate, so on a large lattice it is redone only
+        once fifty times its own cost has passed (the last count stands in
+        between): reports then cost the search at most 2 %.
+        """
+        now = time.perf_counter()
+        if self._unresolved is None or now >= self._recount:
+            if pending is None:
+                pending = np.flatnonzero(self.status.values == UNKNOWN)
+            self._unresolved = len(self.alive(pending))
+            self._counted_at = self.evaluator.checks
+            self._recount = now + 50 * (time.perf_counter() - now)
+        return self._unresolved
 
     def check_on(self, path: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]], at: int) -> bool:
         """:meth:`check` the ``at``-th node of a path from :meth:`path_from`."""
@@ -187,9 +221,17 @@ class _Optimizer:
         """Every node not ruled out by its bound, cheapest bound first; no inference."""
         lattice = self.lattice
         order = np.lexsort((np.arange(lattice.size), lattice.node_heights, self.lower))
-        for index in order.tolist():
+        for position, index in enumerate(order.tolist()):
             if self.control.expired():
                 break
+            if self.control.due():
+                # The nodes left to check are those after this one that their
+                # bound does not rule out: a total that shrinks as the best
+                # score improves, rather than the lattice's size. Between two
+                # counts the total stays and the checks count into it.
+                total = self.unresolved(order[position:]) + self._counted_at
+                checks = self.evaluator.checks
+                self.report(done=checks, total=total, unresolved=total - checks)
             if not self.prunable(index):
                 evaluation = self.evaluator.evaluate(lattice.node(index))
                 self.consider(evaluation)
