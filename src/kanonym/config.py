@@ -16,7 +16,7 @@ import math
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from types import MappingProxyType
 from typing import cast
@@ -57,7 +57,9 @@ class SuppressionLimit:
             or not isinstance(self.fraction, int | float)
             or not 0 <= self.fraction <= 1
         ):
-            raise InputError(f"max-suppression must be a fraction in [0, 1], got {self.fraction!r}")
+            raise InputError(
+                f"max-suppression must be a fraction in [0, 1] (0.04 for 4%), got {self.fraction!r}"
+            )
         if self.rows is not None and (
             isinstance(self.rows, bool) or not isinstance(self.rows, int) or self.rows < 0
         ):
@@ -74,6 +76,33 @@ class SuppressionLimit:
     def describe(self) -> dict[str, object]:
         """The limit as given, for the report."""
         return {"fraction": self.fraction, "rows": self.rows}
+
+
+def parse_fraction(value: str | float, what: str = "max-suppression") -> float:
+    """A share given as a fraction (``0.04``) or a percentage (``"4%"``), as a fraction in [0, 1].
+
+    A percentage is divided as written (``"29%"`` is exactly ``0.29``), so the
+    suppression limit counts rows as the fraction would.
+
+    Example:
+        >>> parse_fraction("4%"), parse_fraction("0.04"), parse_fraction(0.5)
+        (0.04, 0.04, 0.5)
+    """
+    given = value
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            number = Decimal(text.removesuffix("%").strip())
+        except InvalidOperation:
+            number = Decimal("NaN")
+        if text.endswith("%"):
+            number /= 100
+        value = float(number)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise InputError(
+            f"{what} must be a fraction in [0, 1] (0.04) or a percentage (4%), got {given!r}"
+        )
+    return float(value)
 
 
 def _names(value: str | Iterable[str], what: str) -> tuple[str, ...]:
@@ -485,6 +514,18 @@ class _Options:
             raise self._bad(key, "a number")
         return float(value)
 
+    def fraction(self, key: str) -> float | None:
+        """A fraction, or a percentage written as a string (``"4%"``)."""
+        value = self.values.get(key)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float | str):
+            raise self._bad(key, 'a fraction (0.04) or a percentage ("4%")')
+        try:
+            return parse_fraction(value, key)
+        except InputError as error:
+            raise InputError(f"{self.where}: {error}") from None
+
     def text(self, key: str) -> str | None:
         value = self.values.get(key)
         if value is None:
@@ -609,7 +650,7 @@ def job_from_options(
         keep_unlisted=opts.boolean("keep-unlisted"),
         models=opts.names("models"),
         suppression=SuppressionLimit(
-            fraction=opts.number("max-suppression"), rows=opts.integer("max-suppressed-rows")
+            fraction=opts.fraction("max-suppression"), rows=opts.integer("max-suppressed-rows")
         ),
         algorithm=opts.text("algorithm") or DEFAULT_ALGORITHM,
         metric=opts.text("metric"),

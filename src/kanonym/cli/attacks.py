@@ -33,11 +33,21 @@ ParserT = TypeVar("ParserT", bound=argparse.ArgumentParser)
 
 def add_commands(commands: argparse._SubParsersAction[ParserT]) -> None:
     """Register the four subcommands on the ``kanonym`` parser."""
+    # The main module registers these commands, so its helper loads when they are added.
+    from kanonym.cli.main import DELIMITER_HELP, examples
+
     measure = commands.add_parser(
-        "risk", help="re-identification risk: uniqueness, prosecutor, journalist, marketer"
+        "risk",
+        help="re-identification risk: uniqueness, prosecutor, journalist, marketer",
+        epilog=examples(
+            "kanonym risk release.csv --qi birth_date sex zip",
+            "kanonym risk sample.csv --qi birth_date sex zip --population-size 2000000",
+        ),
     )
     measure.add_argument("input", help="CSV or Parquet file, raw or released")
-    measure.add_argument("--qi", nargs="+", action="extend", metavar="COL", required=True)
+    measure.add_argument(
+        "--qi", nargs="+", action="extend", metavar="COL", required=True, help=_QI_COLUMNS
+    )
     population = measure.add_mutually_exclusive_group()
     population.add_argument(
         "--population",
@@ -57,10 +67,15 @@ def add_commands(commands: argparse._SubParsersAction[ParserT]) -> None:
         metavar="T",
         help=f"record risk above which a record is at risk (default {DEFAULT_THRESHOLD})",
     )
-    _common(measure)
+    _common(measure, DELIMITER_HELP)
 
     scan = commands.add_parser(
-        "qi-scan", help="rank column combinations by how many records they make unique"
+        "qi-scan",
+        help="rank column combinations by how many records they make unique",
+        epilog=examples(
+            "kanonym qi-scan patients.csv --max-size 3",
+            "kanonym qi-scan patients.csv --columns birth_date sex zip diagnosis --json",
+        ),
     )
     scan.add_argument("input", help="CSV or Parquet file")
     scan.add_argument(
@@ -87,10 +102,15 @@ def add_commands(commands: argparse._SubParsersAction[ParserT]) -> None:
         metavar="N",
         help=f"combinations printed (default {DEFAULT_TOP}; --json lists all)",
     )
-    _common(scan)
+    _common(scan, DELIMITER_HELP)
 
     attack = commands.add_parser(
-        "link", help="link an identified table to a release; count each identity's matches"
+        "link",
+        help="link an identified table to a release; count each identity's matches",
+        epilog=examples(
+            "kanonym link release.csv voters.csv --on sex zip dob=birth_date \\\n"
+            "      --qi zip=mask birth_date=date --k 5",
+        ),
     )
     attack.add_argument("release", help="the released table (CSV or Parquet)")
     attack.add_argument("external", help="the identified table, e.g. a voter list")
@@ -116,14 +136,27 @@ def add_commands(commands: argparse._SubParsersAction[ParserT]) -> None:
         default=DEFAULT_K,
         help=f"count identities matching 1 to k-1 records (default {DEFAULT_K})",
     )
-    _common(attack)
+    _common(attack, DELIMITER_HELP)
 
     attribute = commands.add_parser(
-        "disclosure", help="classes whose sensitive values are homogeneous or dominated"
+        "disclosure",
+        help="classes whose sensitive values are homogeneous or dominated",
+        epilog=examples(
+            "kanonym disclosure release.csv --qi birth_date sex zip --sensitive diagnosis",
+        ),
     )
     attribute.add_argument("input", help="CSV or Parquet file, raw or released")
-    attribute.add_argument("--qi", nargs="+", action="extend", metavar="COL", required=True)
-    attribute.add_argument("--sensitive", nargs="+", action="extend", metavar="COL", required=True)
+    attribute.add_argument(
+        "--qi", nargs="+", action="extend", metavar="COL", required=True, help=_QI_COLUMNS
+    )
+    attribute.add_argument(
+        "--sensitive",
+        nargs="+",
+        action="extend",
+        metavar="COL",
+        required=True,
+        help="sensitive columns whose values a class may disclose",
+    )
     attribute.add_argument(
         "--dominance",
         type=float,
@@ -138,11 +171,14 @@ def add_commands(commands: argparse._SubParsersAction[ParserT]) -> None:
         metavar="N",
         help=f"dominated classes listed per attribute (default {DEFAULT_LIMIT})",
     )
-    _common(attribute)
+    _common(attribute, DELIMITER_HELP)
 
 
-def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--delimiter", metavar="D", help="CSV delimiter (default: sniffed)")
+_QI_COLUMNS = "quasi-identifier column names, compared as they are in the file (not COL=HIERARCHY)"
+
+
+def _common(parser: argparse.ArgumentParser, delimiter_help: str) -> None:
+    parser.add_argument("--delimiter", metavar="D", help=delimiter_help)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 

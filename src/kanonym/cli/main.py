@@ -21,7 +21,7 @@ from kanonym._version import __version__
 from kanonym.cli import attacks
 from kanonym.cli.ledger_commands import LEDGER_HANDLERS, add_ledger_commands
 from kanonym.cli.progress import SearchProgressBar
-from kanonym.config import ReleaseJob, job_from_options, read_job_file
+from kanonym.config import ReleaseJob, job_from_options, parse_fraction, read_job_file
 from kanonym.errors import (
     ColumnNotFoundError,
     DateFormatError,
@@ -196,8 +196,21 @@ def _build_parser() -> _Parser:
     parser.add_argument("--version", action="version", version=f"kanonym {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    run = commands.add_parser("anonymize", help="generalize and suppress a table to k-anonymity")
-    run.add_argument("input", nargs="?", help="CSV or Parquet file")
+    run = commands.add_parser(
+        "anonymize",
+        help="generalize and suppress a table to k-anonymity",
+        epilog=examples(
+            "kanonym anonymize patients.csv --qi birth_date=date sex=suppress zip=mask \\\n"
+            "      --identifying name ssn --insensitive diagnosis length_of_stay \\\n"
+            "      --k 5 --max-suppression 4% --output release.csv --report release.json",
+            "kanonym anonymize --config job.toml --k 10 --output other.csv",
+        ),
+    )
+    run.add_argument(
+        "input",
+        nargs="?",
+        help="the table: CSV (plain or gzip) or Parquet; or the job file's input",
+    )
     run.add_argument("--config", type=Path, help="TOML job file whose keys are these flag names")
     run.add_argument(
         "--qi",
@@ -207,7 +220,13 @@ def _build_parser() -> _Parser:
         help="quasi-identifier and its hierarchy: an ARX CSV file, interval:W1,W2,..., "
         "mask, date[:FORMAT] or suppress",
     )
-    run.add_argument("--identifying", nargs="+", action="extend", metavar="COL")
+    run.add_argument(
+        "--identifying",
+        nargs="+",
+        action="extend",
+        metavar="COL",
+        help="column removed from the release, such as a name or an SSN",
+    )
     run.add_argument(
         "--sensitive",
         nargs="+",
@@ -238,10 +257,25 @@ def _build_parser() -> _Parser:
         help="privacy model beyond k, e.g. l-diversity:distinct:3:COL or "
         f"t-closeness:equal:0.2:COL; the forms are {MODEL_GRAMMAR}",
     )
-    run.add_argument("--k", type=int)
+    run.add_argument(
+        "--k",
+        type=int,
+        help="every released row shares its quasi-identifier values with at least K-1 others",
+    )
     limit = run.add_mutually_exclusive_group()
-    limit.add_argument("--max-suppression", type=float, metavar="FRACTION")
-    limit.add_argument("--max-suppressed-rows", type=int, metavar="N")
+    limit.add_argument(
+        "--max-suppression",
+        type=_share,
+        metavar="SHARE",
+        help="share of the rows that may be suppressed, as a fraction or a percentage: "
+        "0.04 or 4%% (default 0)",
+    )
+    limit.add_argument(
+        "--max-suppressed-rows",
+        type=int,
+        metavar="N",
+        help="number of rows that may be suppressed (Samarati's MaxSup), instead of a share",
+    )
     run.add_argument(
         "--algorithm",
         choices=[*ALGORITHMS, *RECODINGS],
@@ -285,7 +319,7 @@ def _build_parser() -> _Parser:
         metavar="SECONDS",
         help="return the best node found by then, flagged as not proven optimal",
     )
-    run.add_argument("--delimiter", metavar="D", help="CSV delimiter (default: sniffed)")
+    run.add_argument("--delimiter", metavar="D", help=DELIMITER_HELP)
     run.add_argument("--seed", type=int, help="seed of the row shuffle (default: from the OS)")
     run.add_argument("--output", help="release file (.csv or .parquet)")
     run.add_argument("--report", help="report JSON file")
@@ -312,11 +346,29 @@ def _build_parser() -> _Parser:
     )
 
     check = commands.add_parser(
-        "check", help="is a table k-anonymous on given columns; l, t, beta, delta of others"
+        "check",
+        help="is a table k-anonymous on given columns; l, t, beta, delta of others",
+        epilog=examples(
+            "kanonym check release.csv --qi birth_date sex zip --k 5",
+            "kanonym check release.csv --qi birth_date sex zip --k 5 --sensitive diagnosis --json",
+        ),
     )
-    check.add_argument("input")
-    check.add_argument("--qi", nargs="+", action="extend", metavar="COL", required=True)
-    check.add_argument("--k", type=int, required=True)
+    check.add_argument("input", help="CSV or Parquet file, raw or released")
+    check.add_argument(
+        "--qi",
+        nargs="+",
+        action="extend",
+        metavar="COL",
+        required=True,
+        help="column names to group the rows on, compared as they are in the file "
+        "(not COL=HIERARCHY)",
+    )
+    check.add_argument(
+        "--k",
+        type=int,
+        required=True,
+        help="smallest class size required; exit status 1 when a class is smaller",
+    )
     check.add_argument(
         "--sensitive",
         nargs="+",
@@ -325,18 +377,24 @@ def _build_parser() -> _Parser:
         default=[],
         help="measure l-diversity, t-closeness, beta-likeness, delta-disclosure and (alpha,k)",
     )
-    check.add_argument("--delimiter", metavar="D")
+    check.add_argument("--delimiter", metavar="D", help=DELIMITER_HELP)
     check.add_argument("--json", action="store_true", help="print one JSON object")
 
     reapply = commands.add_parser(
-        "apply", help="release a new batch exactly as a report's release (same levels)"
+        "apply",
+        help="release a new batch exactly as a report's release (same levels)",
+        epilog=examples(
+            "kanonym apply march.csv --report release.json --output march-release.csv",
+            "kanonym apply march.csv --report release.json --output march-release.csv \\\n"
+            "      --new-report march-release.json",
+        ),
     )
     reapply.add_argument("input", help="CSV or Parquet file with the report's columns")
     reapply.add_argument(
         "--report", required=True, help="report JSON of the release whose generalization to apply"
     )
     reapply.add_argument("--output", required=True, help="release file (.csv or .parquet)")
-    reapply.add_argument("--delimiter", metavar="D", help="CSV delimiter (default: sniffed)")
+    reapply.add_argument("--delimiter", metavar="D", help=DELIMITER_HELP)
     reapply.add_argument("--seed", type=int, help="seed of the row shuffle (default: from the OS)")
     reapply.add_argument("--new-report", help="report JSON file for this release")
     reapply.add_argument(
@@ -344,12 +402,50 @@ def _build_parser() -> _Parser:
     )
     reapply.add_argument("--quiet", action="store_true", help="print nothing on success")
 
-    demo = commands.add_parser("demo", help="anonymize the bundled Adult table (k=5, 4%%)")
-    demo.add_argument("--output-dir", type=Path, default=Path("demo-output"))
-    demo.add_argument("--seed", type=int)
+    demo = commands.add_parser(
+        "demo",
+        help="anonymize the bundled Adult table (k=5, 4%%)",
+        epilog=examples("kanonym demo", "kanonym demo --output-dir /tmp/adult --seed 1"),
+    )
+    demo.add_argument(
+        "--output-dir",
+        type=Path,
+        default=Path("demo-output"),
+        help="folder for the release and its reports, created if missing (default demo-output)",
+    )
+    demo.add_argument(
+        "--seed",
+        type=int,
+        help="seed of the row shuffle, for the same release twice (default: from the OS)",
+    )
     attacks.add_commands(commands)
     add_ledger_commands(commands)
     return parser
+
+
+DELIMITER_HELP = (
+    "CSV delimiter: one character, or tab (also \\t), comma, semicolon, pipe or space "
+    "(default: sniffed among , ; tab |)"
+)
+
+
+def examples(*commands: str) -> str:
+    """A command's help epilog: example command lines, laid out as written.
+
+    Every parser of the command line (:class:`_Parser`) keeps an epilog's line
+    breaks, so a long example may continue on the next line after a ``\\``.
+    """
+    return "Examples:\n" + "\n".join(f"  {command}" for command in commands)
+
+
+def _share(text: str) -> float:
+    """``--max-suppression``: a fraction (0.04) or a percentage (4%)."""
+    try:
+        return parse_fraction(text)
+    except InputError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is neither a fraction in [0, 1] (0.04) nor a percentage (4%)"
+        ) from None
 
 
 _JOB_FLAGS = (
