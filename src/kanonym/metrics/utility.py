@@ -21,6 +21,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 
@@ -79,25 +80,41 @@ def decimal_weight(weight: float) -> Fraction:
         >>> decimal_weight(0.1) + decimal_weight(0.2) == decimal_weight(0.3)
         True
     """
+    return Fraction(*_decimal(float(weight)))
+
+
+@functools.lru_cache(maxsize=1024)
+def _decimal(weight: float) -> tuple[int, int]:
+    """:func:`decimal_weight` as (numerator, denominator); a handful of distinct
+    weights recur across searches, and parsing costs more than the rest of a
+    metric's set-up."""
     # repr gives the shortest decimal that reads back as the same float.
-    return Fraction(repr(float(weight)))
+    return Fraction(repr(weight)).as_integer_ratio()
 
 
-def _scaled_tables(values: list[list[Fraction]]) -> tuple[list[list[int]], int] | None:
-    """Integer tables and one denominator with ``values[a][l] = tables[a][l] / denominator``.
+def _scaled_steps(
+    steps: list[tuple[int, int]], heights: list[int]
+) -> tuple[list[list[int]], int] | None:
+    """Integer tables ``tables[a][level] = level * steps[a] * denominator`` (each
+    step a ``(numerator, denominator)`` pair) and the least common denominator
+    that makes them integers.
 
     None when a node's sum (or the denominator) could reach 2**53: past it,
     float64 no longer holds every integer and the division would round twice.
 
     Example:
-        >>> _scaled_tables([[Fraction(0), Fraction(3, 10)], [Fraction(0), Fraction(1, 4)]])
-        ([[0, 6], [0, 5]], 20)
+        >>> _scaled_steps([(3, 10), (1, 4)], [1, 2])
+        ([[0, 6], [0, 5, 10]], 20)
     """
-    denominator = math.lcm(*(v.denominator for table in values for v in table))
-    tables = [[int(v * denominator) for v in table] for table in values]
-    largest = sum(max((abs(v) for v in table), default=0) for table in tables)
+    denominator = math.lcm(*(den for _, den in steps))
+    scaled = [num * (denominator // den) for num, den in steps]
+    common = math.gcd(denominator, *scaled)
+    denominator //= common
+    scaled = [c // common for c in scaled]
+    largest = sum(abs(c) * h for c, h in zip(scaled, heights, strict=True))
     if largest >= _EXACT_INTEGERS or denominator >= _EXACT_INTEGERS:
         return None
+    tables = [[c * level for level in range(h + 1)] for c, h in zip(scaled, heights, strict=True)]
     return tables, denominator
 
 
@@ -107,11 +124,12 @@ class _LevelTableMetric:
     Such a metric depends on the levels alone: its node bound is its exact
     score, and it is monotone whenever each table never decreases with the
     level. Subclasses fill ``tables[attribute][level]`` (unweighted floats) and,
-    when these values are rationals, ``exact`` (the same values as fractions).
-    The score is then computed exactly, weights read as decimals
-    (:func:`decimal_weight`): the weighted tables scaled to integers over one
-    common denominator, summed as integers, divided once. Equal scores are then
-    equal floats (``exact_scores``), whatever the terms: 0.1 + 0.2 ties 0.3.
+    when each table is ``level * step`` for a rational step, ``steps`` (height:
+    1; precision: ``1 / (height_a * sum of weights)``). The score is then
+    computed exactly, weights read as decimals (:func:`decimal_weight`): the
+    weighted steps scaled to integers over one common denominator, summed as
+    integers, divided once. Equal scores are then equal floats
+    (``exact_scores``), whatever the terms: 0.1 + 0.2 ties 0.3.
     """
 
     monotone_with_suppression = True
@@ -121,15 +139,16 @@ class _LevelTableMetric:
         self,
         context: MetricContext,
         tables: list[list[float]],
-        exact: list[list[Fraction]] | None = None,
+        steps: list[tuple[int, int]] | None = None,
     ) -> None:
         self.context = context
         self.tables = tables
         self.scaled: tuple[list[list[int]], int] | None = None
-        if exact is not None and all(math.isfinite(w) for w in context.weights):
-            weights = [decimal_weight(w) for w in context.weights]
-            self.scaled = _scaled_tables(
-                [[w * v for v in table] for w, table in zip(weights, exact, strict=True)]
+        if steps is not None:
+            weights = [_decimal(w) for w in context.weights]
+            self.scaled = _scaled_steps(
+                [(p * num, q * den) for (p, q), (num, den) in zip(weights, steps, strict=True)],
+                [len(table) - 1 for table in tables],
             )
         self.exact_scores = self.scaled is not None
         self._scaled_arrays: list[IntArray] = (
@@ -365,20 +384,17 @@ class Precision(_LevelTableMetric):
             ]
             for a in context.encoded.attributes
         ]
-        exact = None
+        steps = None
         # A weight of inf or nan has no decimal: such scores stay floats.
         if all(math.isfinite(w) for w in context.weights):
-            exact_total = sum((decimal_weight(w) for w in context.weights), Fraction(0))
-            exact = [
-                [
-                    Fraction(level, a.height) / exact_total
-                    if a.height and exact_total
-                    else Fraction(0)
-                    for level in range(a.height + 1)
-                ]
-                for a in context.encoded.attributes
+            # The decimal total weight P / Q; a level step is then Q / (height * P).
+            weights = [_decimal(w) for w in context.weights]
+            q = math.lcm(*(den for _, den in weights))
+            p = sum(num * (q // den) for num, den in weights)
+            steps = [
+                (q, a.height * p) if a.height and p else (0, 1) for a in context.encoded.attributes
             ]
-        super().__init__(context, tables, exact)
+        super().__init__(context, tables, steps)
 
 
 class AverageClassSize:
@@ -428,7 +444,5 @@ class Height(_LevelTableMetric):
         tables = [
             [float(level) for level in range(a.height + 1)] for a in context.encoded.attributes
         ]
-        exact = [
-            [Fraction(level) for level in range(a.height + 1)] for a in context.encoded.attributes
-        ]
-        super().__init__(context, tables, exact)
+        finite = all(math.isfinite(w) for w in context.weights)
+        super().__init__(context, tables, [(1, 1)] * len(tables) if finite else None)
