@@ -367,3 +367,97 @@ def test_issue10_p10_model_typos_print_the_grammar(
     argv += ["--model", model, "--output", str(folder / "o.csv")]
     err = _bad_input(argv, capsys, f"model '{model}'", *needles)
     assert "README" not in err
+
+
+# Point 14 (command-line parts): what the commands print, and unsetting a job file's keys.
+
+
+def _release_argv(folder: Path, *extra: str) -> list[str]:
+    return ["anonymize", str(folder / "patients.csv"), *QI, "--k", "5", *ROLES, *extra]
+
+
+def test_issue10_p14_summary_says_proven_optimal(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(_release_argv(folder, "--output", str(folder / "o.csv"))) == 0
+    out = capsys.readouterr().out
+    assert "(proven optimal)" in out and "optimal: optimal" not in out
+
+
+def test_issue10_p14_wrote_lists_every_file_written(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    paths = [folder / name for name in ("o.csv", "o.json", "o.html")]
+    argv = _release_argv(folder, "--output", str(paths[0]), "--report", str(paths[1]))
+    assert main([*argv, "--report-html", str(paths[2])]) == 0
+    out = capsys.readouterr().out
+    assert out.rstrip().endswith(f"wrote {paths[0]}, {paths[1]} and {paths[2]}")
+
+
+def test_issue10_p14_apply_prints_the_metric_anonymize_printed(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = folder / "o.json"
+    argv = _release_argv(folder, "--output", str(folder / "o.csv"), "--report", str(report))
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    loss = printed.split("loss ")[1].split()[0]
+    argv = ["apply", str(folder / "patients.csv"), "--report", str(report)]
+    argv += ["--output", str(folder / "b.csv"), "--new-report", str(folder / "b.json")]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert f"loss {loss}" in out and "precision" not in out
+    assert out.rstrip().endswith(f"wrote {folder / 'b.csv'} and {folder / 'b.json'}")
+
+
+def test_issue10_p14_risk_names_the_population_options(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["risk", str(folder / "patients.csv"), "--qi", "zip", "sex"]) == 0
+    out = capsys.readouterr().out
+    assert "--population-size" in out and "--population FILE" in out
+
+
+def _job(folder: Path) -> Path:
+    job = folder / "job.toml"
+    job.write_text(
+        'input = "patients.csv"\noutput = "o.csv"\nreport = "o.json"\n'
+        'report-html = "o.html"\nk = 5\nseed = 3\nidentifying = ["name", "ssn"]\n'
+        'insensitive = ["diagnosis", "admission_date", "length_of_stay"]\n'
+        'qi = ["birth_date=date", "sex=suppress", "zip=mask"]\n'
+    )
+    return job
+
+
+def test_issue10_p14_no_report_html_switches_off_the_job_files_page(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["anonymize", "--config", str(_job(folder)), "--no-report-html"]) == 0
+    assert (folder / "o.json").exists() and not (folder / "o.html").exists()
+    assert (
+        capsys.readouterr()
+        .out.rstrip()
+        .endswith(f"wrote {folder / 'o.csv'} and {folder / 'o.json'}")
+    )
+
+
+def test_issue10_p14_no_report_and_unset(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["anonymize", "--config", str(_job(folder)), "--no-report", "--no-report-html"]
+    assert main([*argv, "--unset", "seed", "--quiet"]) == 0
+    assert (folder / "o.csv").exists()
+    assert not (folder / "o.json").exists() and not (folder / "o.html").exists()
+
+
+def test_issue10_p14_unset_names_job_file_keys(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["anonymize", "--config", str(_job(folder)), "--unset", "colour"]
+    _bad_input(argv, capsys, "--unset", "'colour'", "report-html")
+    _bad_input([*argv[:1], str(folder / "patients.csv"), "--unset", "seed"], capsys, "--config")
+
+
+def test_issue10_p14_no_report_conflicts_with_report(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = _release_argv(folder, "--output", "o.csv", "--report", "r.json", "--no-report")
+    _bad_input(argv, capsys, "--no-report", "--report")

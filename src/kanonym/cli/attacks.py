@@ -198,7 +198,21 @@ def _risk(args: argparse.Namespace) -> int:
         threshold=args.threshold,
         delimiter=args.delimiter,
     )
-    print(json.dumps(summary.as_dict()) if args.json else summary.text())
+    if args.json:
+        print(json.dumps(summary.as_dict()))
+        return EXIT_OK
+    text = summary.text()
+    # The measures' reasons name what is missing; here, the option that supplies it.
+    fixes = {
+        "estimates": "needs the population size: give --population-size N or --population FILE",
+        "journalist": "needs a population table: give --population FILE",
+        "population_uniques": "needs a population table: give --population FILE",
+    }
+    for key, fix in fixes.items():
+        reason = summary.reasons.get(key)
+        if reason:
+            text = text.replace(f"({reason})", f"({fix})")
+    print(text)
     return EXIT_OK
 
 

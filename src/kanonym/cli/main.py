@@ -21,7 +21,7 @@ from kanonym._version import __version__
 from kanonym.cli import attacks
 from kanonym.cli.ledger_commands import LEDGER_HANDLERS, add_ledger_commands
 from kanonym.cli.progress import SearchProgressBar
-from kanonym.config import ReleaseJob, job_from_options, parse_fraction, read_job_file
+from kanonym.config import JOB_KEYS, ReleaseJob, job_from_options, parse_fraction, read_job_file
 from kanonym.errors import (
     ColumnNotFoundError,
     DateFormatError,
@@ -322,11 +322,30 @@ def _build_parser() -> _Parser:
     run.add_argument("--delimiter", metavar="D", help=DELIMITER_HELP)
     run.add_argument("--seed", type=int, help="seed of the row shuffle (default: from the OS)")
     run.add_argument("--output", help="release file (.csv or .parquet)")
-    run.add_argument("--report", help="report JSON file")
-    run.add_argument(
+    report = run.add_mutually_exclusive_group()
+    report.add_argument("--report", help="report JSON file")
+    report.add_argument(
+        "--no-report",
+        action="store_true",
+        help="write no JSON report, even if the job file names one",
+    )
+    page = run.add_mutually_exclusive_group()
+    page.add_argument(
         "--report-html",
         metavar="OUT.html",
         help="self-contained HTML report with figures (needs the report extra: matplotlib)",
+    )
+    page.add_argument(
+        "--no-report-html",
+        action="store_true",
+        help="write no HTML report, even if the job file names one",
+    )
+    run.add_argument(
+        "--unset",
+        nargs="+",
+        action="extend",
+        metavar="KEY",
+        help="ignore these keys of the job file, e.g. --unset seed time-limit",
     )
     run.add_argument(
         "--weight",
@@ -501,11 +520,34 @@ def job_options(args: argparse.Namespace) -> tuple[dict[str, object], Path, str]
                 options.pop(key, None)
             for key in ("max-suppressed-rows", "max_suppressed_rows"):
                 options.pop(key, None)
+    # Switched off in the file only: a flag given as well still counts.
+    for key in _unset_keys(args, options):
+        for spelling in (key, key.replace("-", "_")):
+            options.pop(spelling, None)
     options.update(flags)
     if options.get("input") is None:
         # The table is a positional argument, easily swallowed by a list option.
         raise InputError(f"{where}: 'input' is required; {INPUT_HINT}")
     return options, base_dir, where
+
+
+def _unset_keys(args: argparse.Namespace, options: dict[str, object]) -> list[str]:
+    """The job-file keys --no-report, --no-report-html and --unset switch off."""
+    keys = [key.replace("_", "-") for key in getattr(args, "unset", None) or []]
+    if keys and args.config is None:
+        raise InputError("--unset ignores keys of a job file: give the job file with --config")
+    # A key the file does not hold is still fine if it is a known one (nothing to unset).
+    known = JOB_KEYS | {key.replace("_", "-") for key in options}
+    for key in keys:
+        if key not in known:
+            raise InputError(
+                f"--unset: {key!r} is not a job-file key; the keys are {', '.join(sorted(known))}"
+            )
+    if getattr(args, "no_report", False):
+        keys.append("report")
+    if getattr(args, "no_report_html", False):
+        keys.append("report-html")
+    return keys
 
 
 def _job(args: argparse.Namespace) -> ReleaseJob:
@@ -531,12 +573,14 @@ def _summary(result: Result) -> str:
     levels = ", ".join(f"{name}={level}" for name, level in result.transformation.items())
     if config.metric is not None:
         if not ALGORITHMS[config.algorithm].exact:
-            proof = "heuristic, not proven optimal"
+            proof = "a heuristic: not proven optimal"
         elif result.proven_optimal:
-            proof = "optimal"
+            proof = "proven optimal"
         else:
-            proof = "best found before the time limit"
-        choice = f"{config.metric} {metrics[config.metric]:.6g} ({config.algorithm}: {proof})"
+            proof = "best found before the time limit, not proven optimal"
+        # The default search goes without saying; another is named.
+        search = "" if config.algorithm == DEFAULT_ALGORITHM else f"{config.algorithm}, "
+        choice = f"{config.metric} {metrics[config.metric]:.6g} ({search}{proof})"
     else:
         choice = (
             f"{len(result.minimal_generalizations)} solution(s) from {config.algorithm}, "
@@ -565,8 +609,14 @@ def _anonymize(args: argparse.Namespace) -> int:
         result = run_job(job, on_progress=bar.update)
     print_warnings(result)
     if not args.quiet:
-        print(f"{_summary(result)}; wrote {job.output}")
+        print(f"{_summary(result)}; wrote {written(job.output, job.report, job.report_html)}")
     return EXIT_OK
+
+
+def written(*paths: Path | str | None) -> str:
+    """The files a command wrote, in order: ``a``, ``a and b``, ``a, b and c``."""
+    names = [str(path) for path in paths if path is not None]
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -623,11 +673,14 @@ def _apply(args: argparse.Namespace) -> int:
     if not args.quiet:
         applied = result.transformation or {}
         levels = ", ".join(f"{name}={level}" for name, level in applied.items())
+        # The metric the report's search minimized, as anonymize printed it.
+        metric = result.config.metric or DEFAULT_METRIC
         print(
             f"applied [{levels}] from {args.report}: released {result.table.height} of "
             f"{result.input_rows} rows ({result.suppressed_rows} suppressed, limit "
-            f"{result.max_suppressed_rows}); precision {result.metrics['precision']:.4f}, "
-            f"{result.metrics['equivalence_classes']} classes; wrote {args.output}"
+            f"{result.max_suppressed_rows}); {metric} {result.metrics[metric]:.6g}, "
+            f"{result.metrics['equivalence_classes']} classes; "
+            f"wrote {written(args.output, args.new_report, args.report_html)}"
         )
     return EXIT_OK
 
