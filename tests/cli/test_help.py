@@ -29,7 +29,7 @@ def _checked() -> list[str]:
     return [name for name in _commands() if name not in NOT_YET]
 
 
-def test_issue10_p13_the_commands_checked_include_every_one_of_main() -> None:
+def test_the_help_checks_cover_every_command_of_main() -> None:
     assert {"anonymize", "check", "apply", "demo", "risk", "qi-scan", "link", "disclosure"} <= set(
         _checked()
     )

@@ -203,7 +203,7 @@ def _build_parser() -> _Parser:
             "kanonym anonymize patients.csv --qi birth_date=date sex=suppress zip=mask \\\n"
             "      --identifying name ssn --insensitive diagnosis length_of_stay \\\n"
             "      --k 5 --max-suppression 4% --output release.csv --report release.json",
-            "kanonym anonymize --config job.toml --k 10 --output other.csv",
+            "kanonym anonymize --config job.toml --k 10 --output other.csv --no-report-html",
         ),
     )
     run.add_argument(
