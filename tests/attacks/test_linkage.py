@@ -196,7 +196,8 @@ def attacks(draw: st.DrawFn):
 def test_counts_equal_a_pairwise_comparison(attack, k: int) -> None:
     release, external, hs, with_hierarchy = attack
     pairs = [(n, n) for n in hs]
-    s = link_frames(release, external, pairs, with_hierarchy, k=k)
+    # Columns left without their hierarchy are compared as text on purpose here.
+    s = link_frames(release, external, pairs, with_hierarchy, k=k, check_generalized=False)
     expected: dict[int, int] = {}
     for identity in external.iter_rows(named=True):
         matches = sum(

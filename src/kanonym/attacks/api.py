@@ -33,7 +33,7 @@ from kanonym.attacks.defaults import (
     DEFAULT_THRESHOLD,
 )
 from kanonym.attacks.linkage import LinkageSummary, check_pairs, link_frames
-from kanonym.attacks.measures import RiskSummary, measure_risk
+from kanonym.attacks.measures import DIRECT_IDENTIFIER_UNIQUENESS, RiskSummary, measure_risk
 from kanonym.attacks.scan import QiScan, scan_quasi_identifiers
 from kanonym.errors import InputError
 from kanonym.hierarchy import Hierarchy, HierarchyBuilder, parse_hierarchy, resolve
@@ -111,21 +111,31 @@ def qi_scan(
     max_size: int = DEFAULT_MAX_SIZE,
     time_limit: float | None = None,
     delimiter: str | None = None,
+    direct_identifier_uniqueness: float | None = DIRECT_IDENTIFIER_UNIQUENESS,
 ) -> QiScan:
     """Rank combinations of 1 to ``max_size`` of ``columns`` (default: all) by unique records.
 
+    Columns unique on their own on at least ``direct_identifier_uniqueness``
+    of the rows (a name, an SSN) are reported apart as direct identifiers, and
+    the combinations holding one are skipped (None: rank every combination).
     See :mod:`kanonym.attacks.scan` (``kanonym qi-scan``).
 
     Raises:
-        InputError: a missing column, an empty table, ``max_size`` < 1 or a
-            time limit that is not positive.
+        InputError: a missing column, an empty table, ``max_size`` < 1, a
+            time limit that is not positive or a uniqueness outside (0, 1].
     """
     table = _load(data, delimiter)
     candidates = (
         tuple(table.frame.columns) if columns is None else _columns(columns, "qi-scan: columns")
     )
     table.require(candidates)
-    return scan_quasi_identifiers(table.frame, candidates, max_size=max_size, time_limit=time_limit)
+    return scan_quasi_identifiers(
+        table.frame,
+        candidates,
+        max_size=max_size,
+        time_limit=time_limit,
+        direct_identifier_uniqueness=direct_identifier_uniqueness,
+    )
 
 
 def _pairs(on: Sequence[str | tuple[str, str]]) -> list[tuple[str, str]]:
@@ -152,6 +162,7 @@ def link(
     hierarchies: Mapping[str, Hierarchy | HierarchyBuilder | str | Path] | None = None,
     k: int = DEFAULT_K,
     delimiter: str | None = None,
+    check_generalized: bool = True,
 ) -> LinkageSummary:
     """Link every row of ``external`` to ``release`` and count its matches (``kanonym link``).
 
@@ -159,10 +170,16 @@ def link(
     ``(external column, release column)`` pair. ``hierarchies`` maps a release
     column to the hierarchy its values were generalized with (an object, a
     builder or a spec as in ``anonymize``); builders are built from the
-    external column's values. Matching rules: :mod:`kanonym.attacks.linkage`.
+    external column's values. A compared column given no hierarchy must hold
+    raw values: one that looks generalized (``30-39``, ``021**``, labels the
+    external table never holds) is refused, since it would match nothing,
+    unless ``check_generalized=False``. Matching rules:
+    :mod:`kanonym.attacks.linkage`.
 
     Raises:
         InputError: a missing or repeated column, an empty external table, k < 1.
+        GeneralizedReleaseError: a compared column without a hierarchy looks
+            generalized; its message asks for ``hierarchies``.
         HierarchyError: an external value absent from its column's hierarchy.
     """
     pairs = _pairs(on)
@@ -196,6 +213,7 @@ def link(
         k=k,
         release_source=release_table.source,
         external_source=external_table.source,
+        check_generalized=check_generalized,
     )
 
 

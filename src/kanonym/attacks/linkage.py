@@ -19,7 +19,18 @@ A released cell matches an external value when it is
 The missing value is an ordinary value: it matches itself (and its
 generalizations), never another value. Values are compared as text. An external
 value absent from its column's hierarchy is an error (the attacker's data must
-be expressible in the release's terms). A release that is k-anonymous on the
+be expressible in the release's terms).
+
+A compared release column given no hierarchy must hold raw values: a
+generalized label (``30-39``, ``021**``, ``1964``) matches no raw value, so
+every identity would match nothing and the attack would look like a success
+of the release. Such a column is refused (:class:`GeneralizedReleaseError`,
+asking for its hierarchy) when some of its released values look generalized
+and the external column never holds them (:func:`generalized_labels`: a range,
+an interval, a bound or a value with ``*`` in it; ``*`` alone is a suppressed
+cell and matches anything), or when the two columns hardly share values: most
+released rows hold a value no identity has, and most identities a value no
+released row has. A release that is k-anonymous on the
 compared columns leaves every identity with 0 or at least k matches: a released
 class matches an identity as a whole.
 
@@ -44,6 +55,7 @@ Example (Sue's row in seed 003 is unique on ZIP, birth date and sex):
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -56,6 +68,59 @@ from kanonym.hierarchy import Hierarchy
 
 SUPPRESSED = "*"
 """A released cell holding this matches every value."""
+
+UNMATCHED_SHARE = 0.5
+"""A compared column is taken as generalized (:func:`generalized_labels`) when more
+than this share of its released rows (suppressed and missing cells aside) hold
+values no identity has, and more than this share of the identities values no
+released row has. One side alone is no evidence: a voter list may cover a town
+and the release one hospital, or the reverse."""
+
+_GENERALIZED = re.compile(
+    r"""
+    ^\s*(?:
+        # a range or interval of numbers: 30-39, [30, 40), 30..39, 30 to 39
+        [\[(]?\s*-?\d+(?:\.\d+)?\s*(?:-|–|\.\.|,|\bto\b)\s*-?\d+(?:\.\d+)?\s*[\])]?
+        # a bound: <20, >= 80, 80+
+      | (?:[<>]=?|≤|≥)\s*-?\d+(?:\.\d+)?
+      | -?\d+(?:\.\d+)?\s*\+
+        # a masked value: 021**, *-12 (but not * alone, a suppressed cell)
+      | .*[^*\s].*\*.* | .*\*.*[^*\s].*
+    )\s*$
+    """,
+    re.VERBOSE,
+)
+"""Labels shaped like a generalization: a range or interval of numbers, a bound,
+or a value with ``*`` in it besides ``*`` alone."""
+
+
+class GeneralizedReleaseError(InputError):
+    """Compared release columns hold generalized values but were given no hierarchy.
+
+    ``columns`` maps each such release column to a few of its generalized
+    labels, and ``source`` names the release, so the command line can ask for
+    the hierarchies with its own flag (``--qi COL=HIERARCHY``).
+
+    Example:
+        >>> error = GeneralizedReleaseError("release.csv", {"age": ("30-39", "40-49")})
+        >>> error.columns["age"]
+        ('30-39', '40-49')
+    """
+
+    def __init__(self, source: str, columns: Mapping[str, tuple[str, ...]]) -> None:
+        self.source = source
+        self.columns = dict(columns)
+        held = "; ".join(
+            f"'{name}' holds e.g. {', '.join(repr(label) for label in labels)}"
+            for name, labels in self.columns.items()
+        )
+        wanted = ", ".join(f"'{name}': ..." for name in self.columns)
+        super().__init__(
+            f"{source}: the release looks generalized and no hierarchy was given for it "
+            f"({held}); generalized values match no raw value of the external table, so "
+            "every identity would match nothing. Give the hierarchies the release was made "
+            f"with: hierarchies={{{wanted}}} (any hierarchy spec anonymize takes)"
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -160,6 +225,46 @@ def _candidates(
     )
 
 
+def generalized_labels(released: pl.Series, external: pl.Series) -> tuple[str, ...]:
+    """A few released labels showing that ``released`` was generalized; empty when
+    it looks raw next to the ``external`` column it is compared with.
+
+    Values are compared as text; suppressed (``*``) and missing cells are left
+    out. The column looks generalized when a value the external column never
+    holds is shaped like a generalization (``30-39``, ``[30, 40)``, ``>= 80``,
+    ``021**``), or when the columns hardly share values (labels such as
+    ``1964`` for ``1964-04-12``, or ``adult``): see :data:`UNMATCHED_SHARE`.
+
+    Example:
+        >>> ages = pl.Series(["30-39", "30-39", "40-49"])
+        >>> generalized_labels(ages, pl.Series(["34", "41"]))
+        ('30-39', '40-49')
+        >>> generalized_labels(pl.Series(["1964", "1965"]), pl.Series(["1964-04-12"]))
+        ('1964', '1965')
+        >>> generalized_labels(pl.Series(["34", "*", "52"]), pl.Series(["34"]))
+        ()
+    """
+    values = released.cast(pl.String).drop_nulls()
+    counts = values.filter(values != SUPPRESSED).value_counts(sort=True, name=_COUNT)
+    if counts.height == 0:
+        return ()
+    domain = set(external.cast(pl.String).drop_nulls().to_list())
+    labels = counts.to_series(0).to_list()
+    rows = counts.get_column(_COUNT).to_list()
+    absent = [(label, n) for label, n in zip(labels, rows, strict=True) if label not in domain]
+    shaped = [label for label, _ in absent if _GENERALIZED.match(label)]
+    if shaped:
+        return tuple(shaped[:3])
+    identities = external.cast(pl.String).drop_nulls()
+    known = identities.is_in(labels).sum() if identities.len() else 0
+    if (
+        sum(n for _, n in absent) > UNMATCHED_SHARE * sum(rows)
+        and identities.len() - known > UNMATCHED_SHARE * identities.len()
+    ):
+        return tuple(label for label, _ in absent[:3])
+    return ()
+
+
 def link_frames(
     release: pl.DataFrame,
     external: pl.DataFrame,
@@ -169,15 +274,20 @@ def link_frames(
     k: int = DEFAULT_K,
     release_source: str = "<release>",
     external_source: str = "<external>",
+    check_generalized: bool = True,
 ) -> LinkageSummary:
     """Count the released rows matching each external row (rules: the module docstring).
 
     ``on`` pairs (external column, release column); ``hierarchies`` maps a
     release column of ``on`` to the hierarchy its values were generalized with.
+    ``check_generalized=False`` compares a column without a hierarchy as text
+    even when it looks generalized (its generalized values then match nothing).
 
     Raises:
         InputError: k below 1, no pair, a column missing or paired twice, a
             hierarchy for a column not compared, no external rows.
+        GeneralizedReleaseError: a compared release column without a
+            hierarchy holds generalized values (:func:`generalized_labels`).
         HierarchyError: an external value is not in its column's hierarchy.
     """
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
@@ -192,6 +302,19 @@ def link_frames(
     )
     if external.height == 0:
         raise InputError(f"{external_source}: the table has no rows")
+    generalized = {
+        release_column: labels
+        for external_column, release_column in on
+        if check_generalized
+        and release_column not in hierarchies
+        and (
+            labels := generalized_labels(
+                release.get_column(release_column), external.get_column(external_column)
+            )
+        )
+    }
+    if generalized:
+        raise GeneralizedReleaseError(release_source, generalized)
     width = len(on)
     keys = [_key(i) for i in range(width)]
     values = [_value(i) for i in range(width)]
