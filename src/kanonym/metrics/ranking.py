@@ -37,6 +37,7 @@ smaller vector wins):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import Final, Generic, Protocol, TypeVar
 
@@ -65,6 +66,17 @@ def score_tolerance(metric: UtilityMetric) -> float:
     return 0.0 if metric.exact_scores else SCORE_TOLERANCE
 
 
+def tie_limit(lowest: float, tolerance: float) -> float:
+    """The highest score that ties ``lowest``: ``lowest + tolerance * |lowest|``.
+
+    Example:
+        >>> tie_limit(0.3, SCORE_TOLERANCE) >= 0.1 + 0.2 > tie_limit(0.3, 0.0)
+        True
+    """
+    # Exact scores need no margin, and an infinite lowest score none either (0 * inf is nan).
+    return lowest if not tolerance or math.isinf(lowest) else lowest + tolerance * abs(lowest)
+
+
 def ties_lowest(score: float, lowest: float, tolerance: float) -> bool:
     """Whether ``score`` ties ``lowest``, the lowest score seen (``score >= lowest``).
 
@@ -72,13 +84,12 @@ def ties_lowest(score: float, lowest: float, tolerance: float) -> bool:
         >>> ties_lowest(0.1 + 0.2, 0.3, SCORE_TOLERANCE), ties_lowest(0.1 + 0.2, 0.3, 0.0)
         (True, False)
     """
-    # The first test also covers an infinite lowest score (0 * inf is nan).
-    return score <= lowest or score <= lowest + tolerance * abs(lowest)
+    return score <= tie_limit(lowest, tolerance)
 
 
 def prune_limit(lowest: float) -> float:
     """The bound above which a node cannot tie ``lowest`` (see the module docstring)."""
-    return lowest + 2 * SCORE_TOLERANCE * abs(lowest)
+    return tie_limit(lowest, 2 * SCORE_TOLERANCE)
 
 
 def _score(candidate: Scored) -> float:
@@ -94,24 +105,37 @@ class Leader(Generic[T]):
     Keeps every node offered that ties the lowest score so far, so that the
     winner does not depend on the order of the offers: a later, lower score
     can leave an earlier node out of the tie.
+
+    Attributes:
+        lowest: the lowest score offered (None before any offer).
+        best: the winner so far: the smallest vector among those tying ``lowest``.
+        limit: :func:`prune_limit` of ``lowest``, kept for searches that read
+            it for every node (None before any offer).
     """
 
     def __init__(self, tolerance: float) -> None:
         self.tolerance = tolerance
         self.lowest: float | None = None
         self.best: T | None = None
+        self.limit: float | None = None
+        self._tie_limit = math.inf
         self._tied: list[T] = []
 
     def offer(self, candidate: T) -> None:
         """Take ``candidate`` (which must have a score) into account."""
         score = _score(candidate)
+        if not score <= self._tie_limit:
+            # Most offers: no better than the incumbent, and no tie (nor nan).
+            return
         lowest = self.lowest
         if lowest is None or score < lowest:
             self.lowest = score
-            self._tied = [c for c in self._tied if ties_lowest(_score(c), score, self.tolerance)]
+            self.limit = prune_limit(score)
+            self._tie_limit = tie_limit(score, self.tolerance)
+            self._tied = [c for c in self._tied if _score(c) <= self._tie_limit]
             self._tied.append(candidate)
             self.best = min(self._tied, key=lambda c: c.node)
-        elif ties_lowest(score, lowest, self.tolerance):
+        else:
             self._tied.append(candidate)
             assert self.best is not None
             if candidate.node < self.best.node:

@@ -56,7 +56,7 @@ import numpy.typing as npt
 from kanonym.lattice import Lattice, Node, NodeStatus
 from kanonym.lattice.kernels import raise_box, upward_path
 from kanonym.lattice.status import FAILED, SATISFIED, UNKNOWN
-from kanonym.metrics.ranking import Leader, prune_limit, score_tolerance
+from kanonym.metrics.ranking import Leader, score_tolerance
 from kanonym.search.base import SearchControl
 from kanonym.search.evaluation import NodeEvaluation, NodeEvaluator
 
@@ -110,8 +110,7 @@ class _Optimizer:
         another way than its score (``loss``'s over all rows), may land a
         rounding step above it.
         """
-        lowest = self.leader.lowest
-        return None if lowest is None else prune_limit(lowest)
+        return self.leader.limit
 
     def prunable(self, index: int) -> bool:
         """The node's bound already exceeds the best score: it cannot win."""
