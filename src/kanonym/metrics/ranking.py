@@ -8,7 +8,11 @@ Definition. Lower scores are better. Two kinds of metric:
   3/10) rounded once to the nearest float. Equal values are then equal
   floats, and rounding never inverts the order of two values, so scores tie
   when they are equal and are otherwise compared as they are. (Only values
-  closer than one part in 2**53 could round to one float and tie.)
+  closer than one part in 2**53 could round to one float and tie.) DM and DM*
+  are integers, exact while ``n^2 < 2**53``; height and precision are exact
+  while their weights, scaled to integers, stay below 2**53 (weights written
+  with a few decimals do). Past either limit a metric's scores compare with
+  the tolerance below.
 * the others (``loss``, ``entropy``: sums of logarithms, or of many float
   products whose rounding depends on the order of the terms) compare with a
   relative tolerance, :data:`SCORE_TOLERANCE` (1e-12): a score ``s`` ties the
