@@ -461,3 +461,46 @@ def test_issue10_p14_no_report_conflicts_with_report(
 ) -> None:
     argv = _release_argv(folder, "--output", "o.csv", "--report", "r.json", "--no-report")
     _bad_input(argv, capsys, "--no-report", "--report")
+
+
+def test_issue10_p8_ctrl_c_while_files_are_put_in_place_waits_and_says_so(
+    folder: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An interrupt during the renames is held back: the group lands whole, and is named."""
+    from kanonym.io import write as write_module
+
+    real_replace = write_module._replace
+    sent: list[bool] = []
+
+    def replace_then_interrupt(temporary: Path, destination: Path) -> None:
+        if not sent:
+            sent.append(True)
+            os.kill(os.getpid(), signal.SIGINT)  # arrives while SIGINT is blocked
+        real_replace(temporary, destination)
+
+    monkeypatch.setattr(write_module, "_replace", replace_then_interrupt)
+    monkeypatch.setattr(write_module, "COMMITTED", [])
+    monkeypatch.setattr(cli_main, "COMMITTED", write_module.COMMITTED)
+    argv = ["anonymize", str(folder / "patients.csv"), *QI, "--k", "5", *ROLES, "--quiet"]
+    argv += ["--output", str(folder / "out.csv"), "--report", str(folder / "out.json")]
+    assert main(argv) == 130
+    err = capsys.readouterr().err
+    assert err.startswith("kanonym: interrupted; wrote ") and "out.csv" in err
+    assert (folder / "out.csv").exists() and (folder / "out.json").exists()
+    assert not [p for p in folder.iterdir() if p.name.startswith(".")]
+
+
+def test_issue10_p14_a_closed_pipe_ends_quietly(folder: Path) -> None:
+    """'kanonym ... | head' printed a BrokenPipeError traceback."""
+    argv = ["anonymize", "--help"]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "kanonym", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        bufsize=0,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()  # the reader goes away before kanonym writes
+    err = process.stderr.read().decode()
+    assert process.wait(timeout=60) in (0, 141)
+    assert "Traceback" not in err

@@ -141,7 +141,7 @@ def test_failure_while_syncing_removes_the_temporaries(
     def fsync_failing_second(descriptor: int) -> None:
         # Fail on b.csv's temporary, after a.csv's was synced.
         synced.append(descriptor)
-        if Path(os.readlink(f"/proc/self/fd/{descriptor}")).name.startswith(".b.csv."):
+        if Path(f"/proc/self/fd/{descriptor}").readlink().name.startswith(".b.csv."):
             raise OSError(28, "No space left on device")
         real_fsync(descriptor)
 

@@ -133,7 +133,7 @@ def test_issue10_p4_an_audit_that_links_nothing_is_an_error() -> None:
     """Issue 10, point 4: "0 linked rows ... is k-anonymous" was a pass that proved nothing."""
     a = pl.DataFrame({"zip": ["0213*"], "p": ["a"]})
     b = pl.DataFrame({"zip": ["02138"], "p": ["b"]})
-    with pytest.raises(InputError, match="nothing linked: .* on p; .* name it with its hierarchy"):
+    with pytest.raises(InputError, match=r"nothing linked: .* on p; .* name it with its hierarchy"):
         audit([a, b], {"zip": "mask"}, k=2)
     # The linking core itself reports what it found, for callers that know the
     # quasi-identifiers are complete (the ledger).
@@ -240,7 +240,7 @@ def test_issue10_p4_hierarchies_of_a_growing_table_nest() -> None:
 def test_issue10_p4_crossing_hierarchies_are_refused() -> None:
     low = Hierarchy("interval:10", (("3", "7", "12"), ("0-9", "0-9", "10-19"), ("*",) * 3))
     shifted = Hierarchy("interval", (("3", "7", "12"), ("0-4", "5-14", "5-14"), ("*",) * 3))
-    with pytest.raises(InputError, match="column 'age': .* overlap without nesting"):
+    with pytest.raises(InputError, match=r"column 'age': .* overlap without nesting"):
         nested_pairs([low, shifted], column="age")
 
 

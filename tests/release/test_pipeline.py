@@ -219,3 +219,20 @@ def test_bad_bounds_and_weights(samarati, options, message) -> None:
     table, hs = samarati
     with pytest.raises(InputError, match=message):
         kanonym.anonymize(table, quasi_identifiers=hs, k=2, **options)
+
+
+def test_issue10_p7_nested_columns_through_the_api_are_refused() -> None:
+    """Issue 10, point 7: a list column reached Polars' writer and escaped as its traceback."""
+    frame = pl.DataFrame(
+        {"zip": ["02138", "02139"] * 3, "codes": [["a", "b"], ["c"]] * 3, "name": ["x"] * 6}
+    )
+    with pytest.raises(InputError, match="codes"):
+        kanonym.anonymize(
+            frame,
+            quasi_identifiers={"zip": "mask"},
+            k=2,
+            insensitive=["codes"],
+            identifying=["name"],
+        )
+    # An identifying list column is dropped, so it is no obstacle.
+    kanonym.anonymize(frame, quasi_identifiers={"zip": "mask"}, k=2, identifying=["name", "codes"])

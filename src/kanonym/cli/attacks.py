@@ -231,6 +231,9 @@ def _qi_scan(args: argparse.Namespace) -> int:
 
 
 def _link(args: argparse.Namespace) -> int:
+    # The attacks load on first use (kanonym._lazy); an anonymize run never needs them.
+    from kanonym.attacks.linkage import GeneralizedReleaseError
+
     on: list[str | tuple[str, str]] = [
         _split(item, "--on", "COL or EXT_COL=REL_COL") if "=" in item else item for item in args.on
     ]
@@ -240,9 +243,25 @@ def _link(args: argparse.Namespace) -> int:
         if column in hierarchies:
             raise InputError(f"--qi: release column '{column}' is given twice")
         hierarchies[column] = spec
-    summary = attacks.link(
-        args.release, args.external, on, hierarchies=hierarchies, k=args.k, delimiter=args.delimiter
-    )
+    try:
+        summary = attacks.link(
+            args.release,
+            args.external,
+            on,
+            hierarchies=hierarchies,
+            k=args.k,
+            delimiter=args.delimiter,
+        )
+    except GeneralizedReleaseError as error:
+        held = "; ".join(
+            f"'{column}' holds e.g. {', '.join(repr(v) for v in labels)}"
+            for column, labels in error.columns.items()
+        )
+        wanted = " ".join(f"{column}=HIERARCHY" for column in error.columns)
+        raise InputError(
+            f"{error.source}: the release looks generalized ({held}) and no hierarchy was "
+            f"given: add --qi {wanted} with the hierarchies it was made with"
+        ) from None
     if args.json:
         print(json.dumps(summary.as_dict()))
     else:

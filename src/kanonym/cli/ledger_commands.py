@@ -29,7 +29,7 @@ _LEDGER_KEYS = ("ledger", "key", "based-on", "replay")
 """Job-file keys of ``release`` beyond those of ``anonymize``."""
 
 
-_RELEASE_EXAMPLES = """examples:
+_RELEASE_EXAMPLES = """Examples:
   kanonym release patients.csv --ledger releases.sqlite --key patient_id \\
       --qi birth_date=date zip=mask sex=suppress --identifying name ssn \\
       --insensitive diagnosis --k 5 --output release1.csv --report release1.json
@@ -38,12 +38,12 @@ _RELEASE_EXAMPLES = """examples:
       --insensitive diagnosis --k 5 --output release2.csv
 """
 
-_AUDIT_EXAMPLES = """examples:
+_AUDIT_EXAMPLES = """Examples:
   kanonym audit --ledger releases.sqlite 1 3
   kanonym audit gt1.csv gt3.csv --qi zip=mask birth_date=birth.csv --k 2 --json
 """
 
-_LEDGER_EXAMPLES = """examples:
+_LEDGER_EXAMPLES = """Examples:
   kanonym ledger list releases.sqlite
   kanonym ledger show releases.sqlite 2 --json
 """
@@ -123,7 +123,9 @@ def add_ledger_commands(commands: argparse._SubParsersAction[Any]) -> None:
         epilog=_LEDGER_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    actions = ledger.add_subparsers(dest="ledger_action", required=True)
+    actions = ledger.add_subparsers(
+        dest="ledger_action", required=True, help="list: every release; show: one release"
+    )
     listing = actions.add_parser(
         "list",
         help="one line per recorded release",

@@ -35,6 +35,7 @@ from kanonym.errors import (
 from kanonym.io.paths import check_destinations
 from kanonym.io.read import read_schema
 from kanonym.io.table import nested_columns
+from kanonym.io.write import COMMITTED
 from kanonym.metrics import DEFAULT_METRIC, METRICS
 from kanonym.models.spec import GRAMMAR as MODEL_GRAMMAR
 from kanonym.recoding import RECODINGS
@@ -43,6 +44,7 @@ from kanonym.search import ALGORITHMS, DEFAULT_ALGORITHM, DEFAULT_POLICY, POLICI
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141  # as a shell reports a program ended by SIGPIPE
 """Ctrl-C, as shells report a process ended by SIGINT (128 + 2)."""
 
 
@@ -830,6 +832,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = _build_parser().parse_args(argv)
     except SystemExit as stop:  # usage errors, --help and --version end here
         return stop.code if isinstance(stop.code, int) else EXIT_BAD_INPUT
+    COMMITTED.clear()  # what this run writes (main may run several times in one process)
     handlers = {"anonymize": _anonymize, "check": _check, "apply": _apply, "demo": _demo}
     handlers.update(attacks.HANDLERS)
     handlers.update(LEDGER_HANDLERS)
@@ -857,7 +860,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
-        # Ctrl-C: the traceback ran through numba frames and said nothing useful. Outputs
-        # are renamed into place only when complete, so an interrupted run leaves none.
-        print("kanonym: interrupted; nothing written", file=sys.stderr)
+        # Ctrl-C: the traceback ran through numba frames and said nothing useful. A group
+        # of outputs is put in place whole with Ctrl-C held back, so either it was written
+        # or nothing was (kanonym.io.write).
+        written = ", ".join(str(path) for path in COMMITTED)
+        outcome = f"wrote {written} before it" if written else "nothing written"
+        print(f"kanonym: interrupted; {outcome}", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader of stdout went away (kanonym ... | head): stop quietly, like a
+        # program killed by SIGPIPE, instead of a traceback on the closed pipe.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE

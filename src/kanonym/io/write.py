@@ -36,7 +36,9 @@ import io
 import json
 import os
 import secrets
+import signal
 import stat
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -124,6 +126,32 @@ def _unencodable(frame: pl.DataFrame, char: str, encoding: str) -> str:
 
 
 _PREPARED, _COMMITTED, _PART = ".prepared", ".committed", ".part"
+
+COMMITTED: list[Path] = []
+"""Destinations this process has committed (for the command line's last word on Ctrl-C)."""
+
+
+@contextlib.contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """Hold Ctrl-C back until the block ends, then raise it (main thread only).
+
+    A handler rather than a signal mask: the mask is per thread, and the
+    kernel hands a process's SIGINT to any thread not masking it (Polars' and
+    numba's workers), whereas Python runs handlers in the main thread.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda number, frame: received.append(number))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if received:
+        raise KeyboardInterrupt
+
+
 _JOURNAL_PREFIX = ".kanonym-"
 
 Decider = Callable[[Mapping[str, object]], bool | None]
@@ -156,9 +184,16 @@ class PreparedWrite:
                 finishes the group).
         """
         committed = self.journal.with_suffix(_COMMITTED)
+        # Ctrl-C waits until the group is in place: an interrupt then leaves no
+        # half-renamed group behind, and the command can say what it wrote.
+        with _interrupts_held():
+            self._commit(committed)
+
+    def _commit(self, committed: Path) -> None:
         try:
             # The commit point: from here on recovery finishes the group.
             self.journal.replace(committed)
+            COMMITTED.extend(self.destinations)
             _sync_directory(committed.parent)
             self.journal = committed
             for temporary, destination in zip(self.temporaries, self.destinations, strict=True):

@@ -517,6 +517,8 @@ def declare(table: Table, config: AnonymizationConfig) -> dict[str, Hierarchy]:
     unassigned = config.unassigned(table.frame.columns)
     if unassigned and not config.keep_unlisted:
         raise UnassignedColumnsError(table.source, unassigned)
+    # Every column that stays in the release holds flat values (identifying ones are dropped).
+    table.require_flat([c for c in table.frame.columns if c not in config.identifying])
     if config.k > table.frame.height:
         raise InputError(
             f"{table.source}: k={config.k} is larger than the table ({table.frame.height} rows)"
