@@ -32,7 +32,9 @@ class UnassignedColumnsError(InputError):
     sensitive or insensitive (both released unchanged), unless unlisted
     columns are kept explicitly (``keep_unlisted``). ``columns`` lists the
     unassigned ones in table order and ``source`` names the table, so the
-    command line can say how to fix it with its own flags.
+    command line can say how to fix it with its own flags; ``likely_identifiers``
+    are those among them unique on (nearly) every row, to be removed rather
+    than released.
 
     Example:
         >>> error = UnassignedColumnsError("patients.csv", ("name", "ssn"))
@@ -40,14 +42,23 @@ class UnassignedColumnsError(InputError):
         ('name', 'ssn')
     """
 
-    def __init__(self, source: str, columns: tuple[str, ...]) -> None:
+    def __init__(
+        self, source: str, columns: tuple[str, ...], likely_identifiers: tuple[str, ...] = ()
+    ) -> None:
         self.source = source
         self.columns = columns
+        self.likely_identifiers = likely_identifiers
+        flagged = (
+            f" ({', '.join(repr(c) for c in likely_identifiers)} unique on (nearly) every row: "
+            "likely direct identifiers, to be identifying)"
+            if likely_identifiers
+            else ""
+        )
         super().__init__(
-            f"{source}: column(s) {', '.join(repr(c) for c in columns)} have no role, and "
-            "kanonym releases no column nobody named: give each one in quasi_identifiers, "
-            "identifying (removed), sensitive or insensitive (released unchanged), or pass "
-            "keep_unlisted=True to release every unlisted column unchanged"
+            f"{source}: column(s) {', '.join(repr(c) for c in columns)} have no role{flagged}, "
+            "and kanonym releases no column nobody named: give each one in "
+            "quasi_identifiers, identifying (removed), sensitive or insensitive (released "
+            "unchanged), or pass keep_unlisted=True to release every unlisted column unchanged"
         )
 
 

@@ -47,6 +47,9 @@ def test_issue10_p1_unassigned_columns_are_refused(folder: Path, capsys) -> None
     err = _bad_input(argv, capsys, "'name', 'ssn'", "--insensitive", "--keep-unlisted")
     for column in UNCHANGED:
         assert repr(column) in err
+    # Columns unique on every row are suggested as identifying, never as released unchanged.
+    assert "e.g. --identifying name ssn --insensitive " in err
+    assert "likely direct identifiers" in err
     assert _files(folder) == before
 
 

@@ -741,13 +741,28 @@ def print_warnings(result: Result) -> None:
 
 def unassigned_message(error: UnassignedColumnsError) -> str:
     """The command line's wording of a table with columns named in no role."""
-    names = " ".join(error.columns)
+    identifying = [c for c in error.columns if c in error.likely_identifiers]
+    others = [c for c in error.columns if c not in error.likely_identifiers]
+    # A column unique on every row is a name or a number: suggest removing it, never
+    # releasing it unchanged.
+    example = " ".join(
+        [
+            *([f"--identifying {' '.join(identifying)}"] if identifying else []),
+            *([f"--insensitive {' '.join(others)}"] if others else []),
+        ]
+    )
+    flagged = (
+        f" ({', '.join(repr(c) for c in identifying)} unique on (nearly) every row: likely "
+        "direct identifiers)"
+        if identifying
+        else ""
+    )
     return (
-        f"{error.source}: column(s) {', '.join(repr(c) for c in error.columns)} have no role, "
-        "and kanonym releases no column nobody named: give each one with --qi, "
-        "--identifying (removed), --sensitive or --insensitive (released unchanged), e.g. "
-        f"--insensitive {names}, or pass --keep-unlisted to release unlisted columns "
-        "unchanged (the reports list them); nothing written"
+        f"{error.source}: column(s) {', '.join(repr(c) for c in error.columns)} have no "
+        f"role{flagged}, and kanonym releases no column nobody named: give each one with "
+        "--qi, --identifying (removed), --sensitive or --insensitive (released unchanged), "
+        f"e.g. {example}, or pass --keep-unlisted to release unlisted columns unchanged "
+        "(the reports list them); nothing written"
     )
 
 

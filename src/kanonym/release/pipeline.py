@@ -516,7 +516,12 @@ def declare(table: Table, config: AnonymizationConfig) -> dict[str, Hierarchy]:
     )
     unassigned = config.unassigned(table.frame.columns)
     if unassigned and not config.keep_unlisted:
-        raise UnassignedColumnsError(table.source, unassigned)
+        # Loaded only on this path: a release that goes ahead needs no attack measure.
+        from kanonym.attacks.measures import DIRECT_IDENTIFIER_UNIQUENESS, value_uniqueness
+
+        shares = value_uniqueness(table.frame, list(unassigned))
+        likely = tuple(c for c in unassigned if shares[c] >= DIRECT_IDENTIFIER_UNIQUENESS)
+        raise UnassignedColumnsError(table.source, unassigned, likely)
     # Every column that stays in the release holds flat values (identifying ones are dropped).
     table.require_flat([c for c in table.frame.columns if c not in config.identifying])
     if config.k > table.frame.height:
