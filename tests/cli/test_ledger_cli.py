@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -261,3 +262,10 @@ def test_issue10_p14_ledger_list_and_show(folder: Path, capsys) -> None:
     _one_line_error(capsys, "no release 9")
     assert main(["ledger", "list", "absent.sqlite"]) == 2
     _one_line_error(capsys, "ledger not found")
+
+
+def test_issue10_p14_release_lists_every_file_written(folder: Path, capsys) -> None:
+    argv = _release("pt.csv", "out1.csv", "--key", "id", "--seed", "1", "--report", "out1.json")
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"wrote \S*out1\.csv and \S*out1\.json; recorded as release 1", out)

@@ -159,7 +159,7 @@ def _number(value: object, key: str, where: str) -> int | None:
 
 def _release(args: argparse.Namespace) -> int:
     # main imports this module to register the commands, so its helpers load late.
-    from kanonym.cli.main import _summary, job_options, print_warnings
+    from kanonym.cli.main import _summary, job_options, print_warnings, written
     from kanonym.cli.progress import SearchProgressBar
     from kanonym.report.html import require_matplotlib
 
@@ -211,7 +211,8 @@ def _release(args: argparse.Namespace) -> int:
         return 1
     print_warnings(made.result)
     if not args.quiet:
-        print(f"{_summary(made.result)}; wrote {job.output}; {_recorded(made, ledger_path)}")
+        files = written(job.output, job.report, job.report_html)
+        print(f"{_summary(made.result)}; wrote {files}; {_recorded(made, ledger_path)}")
     return 0
 
 
