@@ -13,6 +13,7 @@ Example:
 from __future__ import annotations
 
 import math
+import os
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -585,6 +586,12 @@ class _Options:
 
     def path(self, key: str, base_dir: Path) -> Path | None:
         value = self.text(key)
+        if value is not None and value.endswith(("/", os.sep)):
+            # A Path drops the slash: 'out/new/' would be written as a file named 'new'.
+            raise InputError(
+                f"{self.where}: {key} {value} ends with a '/', so it names a folder: give a "
+                "file path (e.g. a name inside that folder)"
+            )
         return None if value is None else base_dir / value
 
 

@@ -141,7 +141,7 @@ def test_failure_while_syncing_removes_the_temporaries(
     def fsync_failing_second(descriptor: int) -> None:
         # Fail on b.csv's temporary, after a.csv's was synced.
         synced.append(descriptor)
-        if Path(f"/proc/self/fd/{descriptor}").readlink().name.startswith(".b.csv."):
+        if Path(f"/proc/self/fd/{descriptor}").readlink().name.endswith(".1.tmp"):
             raise OSError(28, "No space left on device")
         real_fsync(descriptor)
 
@@ -195,3 +195,18 @@ def test_write_table_picks_the_format_from_the_extension(tmp_path: Path) -> None
     assert (tmp_path / "out.csv").read_bytes() == b'"age"\n"30-39"\n""\n'
     write_table(frame, str(tmp_path / "out.parquet"), dialect=None)
     assert_frame_equal(pl.read_parquet(tmp_path / "out.parquet"), frame)
+
+
+def test_issue15_p6_a_long_file_name_still_has_room_for_its_temporary(tmp_path: Path) -> None:
+    """A 244-byte name was refused: its temporary added 22 bytes, past the 255-byte limit."""
+    name = "r" * 240 + ".csv"
+    write_atomic([(tmp_path / name, b"x\n")])
+    assert entries(tmp_path) == [name]
+
+
+def test_issue15_p6_an_output_ending_in_a_slash_is_refused(tmp_path: Path) -> None:
+    from kanonym.io.paths import check_destinations
+
+    with pytest.raises(InputError, match="ends with a '/', so it names a folder"):
+        check_destinations({"output": f"{tmp_path}/new/"}, {})
+    assert entries(tmp_path) == []

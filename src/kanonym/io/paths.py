@@ -64,6 +64,12 @@ def check_destinations(
     for name, given in outputs.items():
         if given is None:
             continue
+        if str(given).endswith(("/", os.sep)):
+            # Path() drops a trailing slash: 'out/new/' would become a file named 'new'.
+            raise InputError(
+                f"{name} {given} ends with a '/', so it names a folder: give a file path "
+                "(e.g. a name inside that folder)"
+            )
         path = Path(given)
         for source_name, source in sources.items():
             if same_file(path, source):

@@ -6,8 +6,8 @@ HTML reports) are written as one *group* (:func:`prepare_write`):
 1. a journal ``.kanonym-TOKEN.prepared`` listing every destination and its
    temporary file is written and synced in the first destination's folder,
    and stays locked (``flock``) while its process works on it;
-2. every payload goes to its temporary file ``.NAME.TOKEN.tmp`` beside its
-   destination, flushed and fsynced; nothing at a destination has changed;
+2. every payload goes to its temporary file ``.kanonym-TOKEN.N.tmp`` beside
+   its destination, flushed and fsynced; nothing at a destination has changed;
 3. the commit point: the journal is renamed to ``.kanonym-TOKEN.committed``
    (:meth:`PreparedWrite.commit`); a ledger release commits its ledger
    transaction first, and the ledger decides (:mod:`kanonym.release.ledger`);
@@ -245,7 +245,11 @@ def prepare_write(
     token = secrets.token_hex(4)
     folder = destinations[0].parent
     journal = folder / f"{_JOURNAL_PREFIX}{token}{_PREPARED}"
-    temporaries = [d.with_name(f".{d.name}.{token}.tmp") for d in destinations]
+    # Named by the group, not the destination, so that any file name the folder
+    # takes (up to 255 bytes) still has room for its temporary.
+    temporaries = [
+        d.with_name(f"{_JOURNAL_PREFIX}{token}.{i}.tmp") for i, d in enumerate(destinations)
+    ]
     document = {
         "destinations": [str(d.resolve()) for d in destinations],
         "temporaries": [str(t.resolve()) for t in temporaries],
@@ -302,7 +306,11 @@ def recover(folder: Path, *, decide: Decider | None = None) -> list[Path]:
     """
     handled: list[Path] = []
     try:
-        names = sorted(p for p in folder.iterdir() if p.name.startswith(_JOURNAL_PREFIX))
+        names = sorted(
+            p
+            for p in folder.iterdir()
+            if p.name.startswith(_JOURNAL_PREFIX) and p.suffix in (_PART, _PREPARED, _COMMITTED)
+        )
     except OSError:
         return handled
     for journal in names:
