@@ -121,7 +121,10 @@ def _state(folder: Path, new_release: str) -> tuple[str, ...]:
 
 
 def _leftovers(folder: Path) -> list[str]:
-    return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
+    """Hidden files left in ``folder``, but the ledger's (empty, kept) lock file."""
+    return sorted(
+        p.name for p in folder.iterdir() if p.name.startswith(".") and p.suffix != ".lock"
+    )
 
 
 def _setup(folder: Path, *, ledger: bool) -> tuple[list[str], str]:
@@ -269,5 +272,62 @@ def test_issue10_p6_concurrent_releases_into_one_new_ledger(tmp_path: Path) -> N
         output = tmp_path / f"out{number}.csv"
         assert code in (0, 2), error
         assert output.exists() == (code == 0) == (output.name in recorded), error
-    assert 0 in codes
+    # Issue 15, point 7: releases of different sources never block each other.
+    assert codes == [0, 0, 0, 0], errors
+    assert sorted(e.id for e in entries) == [1, 2, 3, 4]
     assert _leftovers(tmp_path) == []
+
+
+def test_issue15_p7_releases_of_one_source_wait_for_each_other(tmp_path: Path) -> None:
+    """Three releases of one table at once: each waits, and each is planned after the last."""
+    source = write_patients(tmp_path, rows=60)
+    processes = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "kanonym",
+                "release",
+                str(source),
+                "--ledger",
+                str(tmp_path / "l.sqlite"),
+                *ROLES,
+                "--seed",
+                str(seed),
+                "--output",
+                str(tmp_path / f"out{seed}.csv"),
+            ],
+            env=_env(),
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for seed in (1, 2, 3)
+    ]
+    codes = [p.wait() for p in processes]
+    errors = [p.stderr.read() if p.stderr else "" for p in processes]
+    assert codes == [0, 0, 0], errors
+    entries = Ledger(tmp_path / "l.sqlite", create=False).entries()
+    assert sorted(e.seed for e in entries) == [1, 2, 3]
+    # The later two were planned against the earlier ones: complementary releases.
+    assert sorted(bool(e.complementary) for e in entries) == [False, True, True]
+    assert _leftovers(tmp_path) == []
+
+
+@needs_strace
+def test_issue15_p9_the_next_run_removes_what_a_kill_left(tmp_path: Path) -> None:
+    """kill -9 while the temporaries are written; the next run on the same path cleans up."""
+    template = tmp_path / "template"
+    command, new = _setup(template, ledger=False)
+    probe = tmp_path / "probe"
+    shutil.copytree(template, probe)
+    trace = _calls(probe, [c.replace(str(template), str(probe)) for c in command])
+    # The last sync before the commit point: every temporary is written by then.
+    point = trace[[name for name, _ in trace].index("rename", 2) - 1]
+    folder = tmp_path / "run"
+    shutil.copytree(template, folder)
+    run = [c.replace(str(template), str(folder)) for c in command]
+    assert _killed_at(run, point) == -9
+    assert any(p.suffix == ".tmp" for p in folder.iterdir())  # the kill left temporaries
+    subprocess.run(run, env=_env(), check=True, capture_output=True)
+    assert _state(folder, new) == ("new", "new")
+    assert _leftovers(folder) == []

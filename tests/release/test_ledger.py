@@ -378,7 +378,10 @@ def test_issue10_p6_failed_recording_keeps_the_previous_files(
     with pytest.raises(InputError, match=r"cannot record the release .*nothing written"):
         setting.release(setting.pt, "out1", key="id", seed=1)
     assert (setting.folder / "out1.csv").read_text() == "previous release\n"
-    assert not [p for p in setting.folder.iterdir() if p.name.startswith(".")]
+    # Only the ledger's lock file (empty, kept) may stay: no temporary.
+    assert [p.name for p in setting.folder.iterdir() if p.name.startswith(".")] == [
+        ".ledger.sqlite.lock"
+    ]
     (setting.folder / "out1.csv").unlink()
     monkeypatch.undo()
     assert setting.ledger.entries() == ()
@@ -482,7 +485,11 @@ def test_issue10_p4_a_release_that_links_below_k_is_refused(tmp_path: Path) -> N
         VerificationError, match=r"linked with release\(s\) 1 on sex, diagnosis, .* below k=3"
     ):
         _patient_release(ledger, tmp_path, "r2", seed=2, levels={"birth_date": 4, "zip": 1})
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["ledger.sqlite", "r1.csv"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        ".ledger.sqlite.lock",
+        "ledger.sqlite",
+        "r1.csv",
+    ]
     assert [e.id for e in ledger.entries()] == [1]
 
 

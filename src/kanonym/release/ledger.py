@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import fcntl
 import hashlib
 import io
 import json
@@ -71,7 +72,7 @@ from kanonym.errors import InputError, LedgerPendingError, VerificationError
 from kanonym.hierarchy import Hierarchy, SuppressBuilder, parse_hierarchy
 from kanonym.io import Table, load
 from kanonym.io.paths import check_destinations
-from kanonym.io.write import finish, prepare_write, recover
+from kanonym.io.write import PreparedWrite, finish, prepare_write, recover
 from kanonym.models import required_k
 from kanonym.release.audit import AuditResult, ancestor_pairs, link
 from kanonym.release.pipeline import Result, anonymize_table
@@ -908,94 +909,125 @@ class Ledger:
         source = str(Path(data).resolve()) if isinstance(data, str | Path) else _DATAFRAME
         fingerprint = table_fingerprint(table.frame)
         read_seconds = time.perf_counter() - started
-        entries = self.entries()
-        by_id = {entry.id: entry for entry in entries}
-        replayed = None if replay is None else _lookup(by_id, replay, "--replay")
-        base = None if based_on is None else _lookup(by_id, based_on, "--based-on")
-        key = key or (base.key if base else None) or (replayed.key if replayed else None)
-        hashed: pl.DataFrame | None = None
-        sharing: set[int] = set()
-        if key is not None and key in table.frame.columns:
-            hashed, sharing = self._record_keys(table.frame.get_column(key))
-        elif key is None:
-            # A key column an earlier release of this source (same file or
-            # content, or sharing record keys) was made with stays a key: it is
-            # never released, even when this run does not name it.
-            for column in dict.fromkeys(e.key for e in reversed(entries) if e.key is not None):
-                if column not in table.frame.columns:
-                    continue
-                candidate, shared = self._record_keys(table.frame.get_column(column))
-                keyed_before = any(
-                    e.key == column
-                    and (
-                        e.id in shared
-                        or _same_source(e.source, e.source_sha256, source, fingerprint)
+        # Releases of one source wait for each other, so that each is planned
+        # against every earlier one (seed, complementary and temporal policies);
+        # releases of other sources go ahead side by side.
+        with self._source_lock((source, fingerprint)):
+            entries = self.entries()
+            by_id = {entry.id: entry for entry in entries}
+            replayed = None if replay is None else _lookup(by_id, replay, "--replay")
+            base = None if based_on is None else _lookup(by_id, based_on, "--based-on")
+            key = key or (base.key if base else None) or (replayed.key if replayed else None)
+            hashed: pl.DataFrame | None = None
+            sharing: set[int] = set()
+            if key is not None and key in table.frame.columns:
+                hashed, sharing = self._record_keys(table.frame.get_column(key))
+            elif key is None:
+                # A key column an earlier release of this source (same file or
+                # content, or sharing record keys) was made with stays a key: it is
+                # never released, even when this run does not name it.
+                for column in dict.fromkeys(e.key for e in reversed(entries) if e.key is not None):
+                    if column not in table.frame.columns:
+                        continue
+                    candidate, shared = self._record_keys(table.frame.get_column(column))
+                    keyed_before = any(
+                        e.key == column
+                        and (
+                            e.id in shared
+                            or _same_source(e.source, e.source_sha256, source, fingerprint)
+                        )
+                        for e in entries
                     )
-                    for e in entries
+                    if keyed_before:
+                        key, hashed, sharing = column, candidate, shared
+                        break
+            same = [
+                e
+                for e in entries
+                if e.id in sharing or _same_source(e.source, e.source_sha256, source, fingerprint)
+            ]
+            last_id = max((e.id for e in entries), default=0)
+            plan = _plan(
+                table,
+                config,
+                same=same,
+                key=key,
+                base=base,
+                replayed=replayed,
+                last_id=last_id,
+                earlier_hierarchies=self._earlier_hierarchies(table, same),
+            )
+            result = anonymize_table(
+                table, plan.config, read_seconds=read_seconds, on_progress=on_progress
+            )
+            published = None
+            previous = None  # what plan.base published per record, read once
+            kept_cells = 0
+            if plan.key is not None and hashed is not None:
+                if plan.base is not None:
+                    previous = self.published(plan.base.id)
+                    result, kept_cells = _keep_published_generality(
+                        result, plan.key, hashed, previous, plan.base, table
+                    )
+                published = _published(result.table, plan.key, hashed, list(result.hierarchies))
+                # The key leaves the release here; the report lists it as identifying.
+                result = dataclasses.replace(
+                    result,
+                    table=result.table.drop(plan.key),
+                    config=dataclasses.replace(
+                        result.config,
+                        identifying=(*result.config.identifying, plan.key),
+                        insensitive=tuple(c for c in result.config.insensitive if c != plan.key),
+                    ),
                 )
-                if keyed_before:
-                    key, hashed, sharing = column, candidate, shared
-                    break
-        same = [
-            e
-            for e in entries
-            if e.id in sharing or _same_source(e.source, e.source_sha256, source, fingerprint)
-        ]
-        last_id = max((e.id for e in entries), default=0)
-        plan = _plan(
-            table,
-            config,
-            same=same,
-            key=key,
-            base=base,
-            replayed=replayed,
-            last_id=last_id,
-            earlier_hierarchies=self._earlier_hierarchies(table, same),
-        )
-        result = anonymize_table(
-            table, plan.config, read_seconds=read_seconds, on_progress=on_progress
-        )
-        published = None
-        previous = None  # what plan.base published per record, read once
-        kept_cells = 0
-        if plan.key is not None and hashed is not None:
-            if plan.base is not None:
-                previous = self.published(plan.base.id)
-                result, kept_cells = _keep_published_generality(
-                    result, plan.key, hashed, previous, plan.base, table
+            release_sha256 = table_fingerprint(result.table)
+            if plan.replayed is not None and release_sha256 != plan.replayed.release_sha256:
+                raise InputError(
+                    f"--replay {plan.replayed.id}: this run does not reproduce release "
+                    f"{plan.replayed.id} (different options or source); nothing written"
                 )
-            published = _published(result.table, plan.key, hashed, list(result.hierarchies))
-            # The key leaves the release here; the report lists it as identifying.
-            result = dataclasses.replace(
+            if plan.base is not None and published is not None and previous is not None:
+                _check_temporal(published, previous, plan.base, result.hierarchies)
+            self._check_links(result, same, plan.complementary)
+            return self._write_and_record(
+                plan,
                 result,
-                table=result.table.drop(plan.key),
-                config=dataclasses.replace(
-                    result.config,
-                    identifying=(*result.config.identifying, plan.key),
-                    insensitive=tuple(c for c in result.config.insensitive if c != plan.key),
-                ),
+                published,
+                output=Path(output),
+                report=None if report is None else Path(report),
+                report_html=None if report_html is None else Path(report_html),
+                kept_cells=kept_cells,
+                source=source,
+                fingerprint=fingerprint,
+                release_sha256=release_sha256,
+                key_hashes=hashed,
             )
-        release_sha256 = table_fingerprint(result.table)
-        if plan.replayed is not None and release_sha256 != plan.replayed.release_sha256:
+
+    @contextlib.contextmanager
+    def _source_lock(self, names: Sequence[str]) -> Iterator[None]:
+        """Hold the ledger's lock of each source name (its path, its fingerprint), waiting.
+
+        One lock file beside the ledger (``.NAME.lock``, empty, kept) carries one
+        byte-range lock per source name (POSIX ``lockf``), so that only releases
+        of the same source wait for each other. Names are locked in a fixed
+        order, so two releases never wait for each other in a circle.
+        """
+        lock_file = self.path.with_name(f".{self.path.name}.lock")
+        try:
+            descriptor = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as error:
             raise InputError(
-                f"--replay {plan.replayed.id}: this run does not reproduce release "
-                f"{plan.replayed.id} (different options or source); nothing written"
+                f"{self.path}: cannot lock the ledger ({error.strerror or error})"
+            ) from None
+        try:
+            offsets = sorted(
+                {int.from_bytes(hashlib.sha256(n.encode()).digest()[:4], "big") for n in names}
             )
-        if plan.base is not None and published is not None and previous is not None:
-            _check_temporal(published, previous, plan.base, result.hierarchies)
-        self._check_links(result, same, plan.complementary)
-        return self._write_and_record(
-            plan,
-            result,
-            published,
-            output=Path(output),
-            report=None if report is None else Path(report),
-            report_html=None if report_html is None else Path(report_html),
-            kept_cells=kept_cells,
-            source=source,
-            fingerprint=fingerprint,
-            release_sha256=release_sha256,
-        )
+            for offset in offsets:
+                fcntl.lockf(descriptor, fcntl.LOCK_EX, 1, offset)
+            yield
+        finally:
+            os.close(descriptor)  # drops the locks
 
     def _write_and_record(
         self,
@@ -1010,6 +1042,7 @@ class Ledger:
         source: str,
         fingerprint: str,
         release_sha256: str,
+        key_hashes: pl.DataFrame | None,
     ) -> LedgerRelease:
         """Write the files beside their destinations, record the release, then put them in place.
 
@@ -1019,76 +1052,55 @@ class Ledger:
         unrecorded; the transaction records the release with its journal in
         ``pending_files``, so a kill after it is completed by the ledger's next
         use (:meth:`recover`). Nothing that existed before is ever removed.
+
+        Releases of other sources recorded meanwhile only move this one's
+        number: its files are made again with the next free number. A release
+        of the same source recorded meanwhile (one sharing record keys; the
+        source lock keeps out the others) refuses this one, whose policies did
+        not see it.
         """
-        entry = _new_entry(
-            plan.last_id + 1,
-            plan,
-            result,
-            source=source,
-            fingerprint=fingerprint,
-            release_sha256=release_sha256,
-            output=output,
-            report=report,
-        )
-        payloads = result.payloads(
-            output,
-            report=report,
-            report_html=report_html,
-            report_extra={"ledger": _report_section(self.path, entry, kept_cells)},
-        )
-        for folder in dict.fromkeys(path.parent for path, _ in payloads):
-            recover(folder, decide=self.decide)
-        prepared = prepare_write(
-            payloads, decided_by={"ledger": str(self.path.resolve()), "release": entry.id}
-        )
-        try:
-            with self._connect() as connection:
-                try:
-                    connection.execute("BEGIN IMMEDIATE")
-                except sqlite3.Error as error:
-                    raise InputError(
-                        f"{self.path}: cannot record the release ({error}); nothing written"
-                    ) from None
-                try:
-                    last = connection.execute(
-                        "SELECT coalesce(max(id), 0) FROM releases"
-                    ).fetchone()
-                    if last[0] != plan.last_id:
-                        raise InputError(
-                            f"{self.path}: another release was recorded while this one ran; "
-                            "run it again"
-                        )
-                    _insert(connection, entry)
-                    rows = row_fingerprints(result.table)
-                    connection.executemany(
-                        "INSERT INTO released_rows VALUES (?, ?, ?)",
-                        zip(
-                            [entry.id] * rows.height,
-                            rows.get_column("row_sha256").to_list(),
-                            rows.get_column("occurrences").to_list(),
-                            strict=True,
-                        ),
-                    )
-                    if published is not None:
-                        _insert_published(connection, entry.id, published)
-                    _insert_content(connection, entry.id, result)
-                    connection.execute(
-                        "INSERT INTO pending_files VALUES (?, ?)",
-                        (entry.id, str(prepared.journal.resolve())),
-                    )
-                    _commit(connection)
-                except BaseException as error:
-                    # Closing the connection discards the transaction even if this fails.
-                    with contextlib.suppress(sqlite3.Error):
-                        connection.execute("ROLLBACK")
-                    if isinstance(error, sqlite3.Error):
-                        raise InputError(
-                            f"{self.path}: cannot record the release ({error}); nothing written"
-                        ) from None
-                    raise
-        except BaseException:
+        number = plan.last_id + 1
+        while True:
+            entry = _new_entry(
+                number,
+                plan,
+                result,
+                source=source,
+                fingerprint=fingerprint,
+                release_sha256=release_sha256,
+                output=output,
+                report=report,
+            )
+            payloads = result.payloads(
+                output,
+                report=report,
+                report_html=report_html,
+                report_extra={"ledger": _report_section(self.path, entry, kept_cells)},
+            )
+            for folder in dict.fromkeys(path.parent for path, _ in payloads):
+                recover(folder, decide=self.decide)
+            prepared = prepare_write(
+                payloads, decided_by={"ledger": str(self.path.resolve()), "release": entry.id}
+            )
+            try:
+                moved = self._record(
+                    entry,
+                    result,
+                    published,
+                    prepared,
+                    since=plan.last_id,
+                    same_source=lambda e, c: (
+                        _same_source(e.source, e.source_sha256, source, fingerprint)
+                        or _shares_keys(c, e.id, key_hashes)
+                    ),
+                )
+            except BaseException:
+                prepared.abort()
+                raise
+            if moved is None:
+                break
             prepared.abort()
-            raise
+            number = moved
         # Recorded: from here on the release is completed, now or on the next use.
         try:
             prepared.commit()
@@ -1101,6 +1113,71 @@ class Ledger:
             # Confirmed; if this fails, the next use finds the files complete.
             connection.execute("DELETE FROM pending_files WHERE release_id = ?", (entry.id,))
         return LedgerRelease(entry=entry, result=result)
+
+    def _record(
+        self,
+        entry: LedgerEntry,
+        result: Result,
+        published: pl.DataFrame | None,
+        prepared: PreparedWrite,
+        *,
+        since: int,
+        same_source: Callable[[LedgerEntry, sqlite3.Connection], bool],
+    ) -> int | None:
+        """Record the release in one transaction; the next free number instead if it moved.
+
+        Returns None once recorded, or the number to make the release with again
+        when releases of other sources took ``entry.id`` meanwhile.
+        """
+        with self._connect() as connection:
+            try:
+                connection.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as error:
+                raise InputError(
+                    f"{self.path}: cannot record the release ({error}); nothing written"
+                ) from None
+            try:
+                last = connection.execute("SELECT coalesce(max(id), 0) FROM releases").fetchone()[0]
+                if last != entry.id - 1:
+                    cursor = connection.execute("SELECT * FROM releases WHERE id > ?", (since,))
+                    names = [column[0] for column in cursor.description]
+                    newer = [self._entry(dict(zip(names, row, strict=True))) for row in cursor]
+                    if any(same_source(e, connection) for e in newer):
+                        raise InputError(
+                            f"{self.path}: another release of this source was recorded while "
+                            "this one ran, and this one was planned without it; run it again"
+                        )
+                    connection.execute("ROLLBACK")
+                    return int(last) + 1
+                _insert(connection, entry)
+                rows = row_fingerprints(result.table)
+                connection.executemany(
+                    "INSERT INTO released_rows VALUES (?, ?, ?)",
+                    zip(
+                        [entry.id] * rows.height,
+                        rows.get_column("row_sha256").to_list(),
+                        rows.get_column("occurrences").to_list(),
+                        strict=True,
+                    ),
+                )
+                if published is not None:
+                    _insert_published(connection, entry.id, published)
+                _insert_content(connection, entry.id, result)
+                connection.execute(
+                    "INSERT INTO pending_files VALUES (?, ?)",
+                    (entry.id, str(prepared.journal.resolve())),
+                )
+                _commit(connection)
+            except BaseException as error:
+                # Closing the connection discards the transaction even if this fails.
+                with contextlib.suppress(sqlite3.Error):
+                    connection.execute("ROLLBACK")
+                if isinstance(error, sqlite3.Error):
+                    raise InputError(
+                        f"{self.path}: cannot record the release ({error}); nothing written"
+                    ) from None
+                raise
+        return None
 
 
 def _commit(connection: sqlite3.Connection) -> None:
@@ -1615,3 +1692,20 @@ def _sync_folder(folder: Path) -> None:
             os.fsync(descriptor)
         finally:
             os.close(descriptor)
+
+
+def _shares_keys(
+    connection: sqlite3.Connection, release_id: int, key_hashes: pl.DataFrame | None
+) -> bool:
+    """Whether release ``release_id`` published one of these record keys (keyed hashes)."""
+    if key_hashes is None:
+        return False
+    hashes = key_hashes.get_column(_KEY_HASH).to_list()
+    connection.execute("CREATE TEMP TABLE IF NOT EXISTS mine (key_hash BLOB PRIMARY KEY)")
+    connection.execute("DELETE FROM mine")
+    connection.executemany("INSERT OR IGNORE INTO mine VALUES (?)", ((h,) for h in hashes))
+    found = connection.execute(
+        "SELECT 1 FROM published JOIN mine USING (key_hash) WHERE release_id = ? LIMIT 1",
+        (release_id,),
+    ).fetchone()
+    return found is not None
