@@ -108,8 +108,9 @@ def test_api_releases_the_second_half_at_the_recorded_levels(adult: Path) -> Non
     assert result.max_suppressed_rows == int(0.04 * batch.height)  # the limit, on this batch
     assert result.table.columns == batch.columns
     new = result.report()
-    # The schema of Result.report() (which has no "output" until written), plus applied_from.
-    assert new.keys() == {*report, "applied_from"} - {"output"}
+    # The schema of Result.report() (which has no "output" nor the fingerprints of the files
+    # until written), plus applied_from.
+    assert new.keys() == {*report, "applied_from"} - {"output", "fingerprints", "fingerprints_note"}
     assert new["applied_from"] == str(adult / "first.report.json")
     assert new["input_rows"] == batch.height and new["seed"] == 3
     assert new["hierarchies"] == report["hierarchies"]

@@ -118,10 +118,14 @@ def test_fingerprints_are_the_sha256_of_the_files(job: Path) -> None:
     result = _release(job)
     result.write(job / "out.csv", report=job / "out.json", report_html=job / "out.html")
     page = (job / "out.html").read_text(encoding="utf-8")
-    for name in ("people.csv", "out.csv", "out.json"):
+    for name in ("out.csv", "out.json"):
         assert hashlib.sha256((job / name).read_bytes()).hexdigest() in page, name
-    # The JSON report does not change, and its metrics are the page's.
+    # The input's is the reviewer's (JSON report), never the page's (issue 15, point 2).
     report = json.loads((job / "out.json").read_text())
+    digest = hashlib.sha256((job / "people.csv").read_bytes()).hexdigest()
+    assert digest not in page
+    assert [f["sha256"] for f in report["fingerprints"] if f["what"] == "input"] == [digest]
+    # The JSON report does not change, and its metrics are the page's.
     assert f"{report['metrics']['loss']:.6g}" in page
 
 
@@ -315,7 +319,8 @@ def test_cli_end_to_end_on_adult_with_a_job_file(tmp_path: Path, capsys) -> None
     page = (tmp_path / "adult.html").read_text(encoding="utf-8")
     checker = _parse(page)
     assert [i for i in checker.ids if i in SECTIONS] == list(SECTIONS)
-    assert hashlib.sha256(adult_path().read_bytes()).hexdigest() in page
+    # The input's fingerprint is the reviewer's, never the page's (issue 15, point 2).
+    assert hashlib.sha256(adult_path().read_bytes()).hexdigest() not in page
     assert hashlib.sha256((tmp_path / "adult.csv").read_bytes()).hexdigest() in page
     # 2 x 2 x 3 x 3 = 36 nodes: drawn whole, every minimal node marked.
     assert "36 nodes" in page and "Minimal satisfying nodes" in page

@@ -446,7 +446,14 @@ class Result:
         payloads = [(output, serialize(self.table, fmt=format_for(output), dialect=self.dialect))]
         self.timings["write"] = time.perf_counter() - started
         if report is not None:
-            document = {**self.report(), "output": str(output), **(report_extra or {})}
+            from kanonym.report.fingerprints import report_fingerprints
+
+            document = {
+                **self.report(),
+                "output": str(output),
+                **report_fingerprints(self, payloads[0]),
+                **(report_extra or {}),
+            }
             payloads.append((Path(report), render_json(document)))
         if report_html is not None:
             from kanonym.report.html import render_html  # draws with matplotlib, an extra

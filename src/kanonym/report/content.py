@@ -11,8 +11,12 @@ The report must not itself disclose what the release protects. Its rules:
   frequent values are merged too.
 * **Release distributions** show the released values only (they are public
   once the release is), counted over the released rows.
-* Everything else is a count, a measure, a distance vector or a fingerprint:
-  no value of a class smaller than k, no row, no hierarchy content.
+* Everything else is a count, a measure, a distance vector or a fingerprint
+  of published material: no value of a class smaller than k, no row, no
+  hierarchy content, and no fingerprint computed from the input (the input's,
+  or a hierarchy's built from its values), which would let whoever knows all
+  of the input but one value confirm a guess of it
+  (:mod:`kanonym.report.fingerprints`).
 
 A released ``*`` cell counts as a suppressed value (full-domain generalization
 to a ``*`` root writes it too).
@@ -33,7 +37,6 @@ shown value joins it:
 
 from __future__ import annotations
 
-import hashlib
 import platform
 import statistics
 from collections.abc import Callable, Mapping, Sequence
@@ -46,7 +49,8 @@ import polars as pl
 
 from kanonym._version import __version__
 from kanonym.attacks import RiskSummary, risk
-from kanonym.io import serialize
+from kanonym.report.fingerprints import Fingerprint
+from kanonym.report.fingerprints import fingerprints as all_fingerprints
 from kanonym.search.trace import ExploredLattice, HeightSummary
 
 if TYPE_CHECKING:
@@ -114,23 +118,6 @@ class QiDistribution:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Fingerprint:
-    """A SHA-256 fingerprint and what exactly was hashed.
-
-    Attributes:
-        what: ``input``, ``release``, ``JSON report`` or ``hierarchy COL``.
-        path: the file (or ``<DataFrame>``, or the hierarchy's source).
-        sha256: hex digest.
-        basis: what the bytes hashed were.
-    """
-
-    what: str
-    path: str
-    sha256: str
-    basis: str
-
-
-@dataclass(frozen=True, kw_only=True)
 class RiskBand:
     """Share of records in classes of a size band, before and after."""
 
@@ -152,7 +139,8 @@ class ReportContent:
         risk_bands: share of records per class-size band, before and after.
         explored: every node of a small lattice, None without one.
         per_height: per-height summary when the lattice is too large to draw.
-        fingerprints: input, written files, hierarchies.
+        fingerprints: input, written files, hierarchies (the page shows only
+            those whose ``on_page`` is set: :mod:`kanonym.report.fingerprints`).
         versions: package -> version.
     """
 
@@ -295,55 +283,6 @@ def _risk_bands(before: RiskSummary | None, after: RiskSummary | None) -> tuple[
     )
 
 
-def sha256_hex(payload: bytes) -> str:
-    """Hex SHA-256 of ``payload``.
-
-    Example:
-        >>> sha256_hex(b"")[:16]
-        'e3b0c44298fc1c14'
-    """
-    return hashlib.sha256(payload).hexdigest()
-
-
-def _fingerprints(result: Result, written: Sequence[tuple[Path, bytes]]) -> list[Fingerprint]:
-    prints = []
-    table = result.input_table
-    if table is not None:
-        if table.sha256 is not None:
-            prints.append(
-                Fingerprint(
-                    what="input", path=table.source, sha256=table.sha256, basis="the file's bytes"
-                )
-            )
-        else:
-            canonical = serialize(table.frame, fmt="csv", dialect=None)
-            prints.append(
-                Fingerprint(
-                    what="input",
-                    path=table.source,
-                    sha256=sha256_hex(canonical),
-                    basis="canonical CSV of the in-memory DataFrame (UTF-8, ',', LF, header, "
-                    "missing as an empty field)",
-                )
-            )
-    for what, (path, payload) in zip(("release", "JSON report"), written, strict=False):
-        prints.append(
-            Fingerprint(
-                what=what, path=str(path), sha256=sha256_hex(payload), basis="the bytes written"
-            )
-        )
-    for name, hierarchy in result.hierarchies.items():
-        prints.append(
-            Fingerprint(
-                what=f"hierarchy {name}",
-                path=hierarchy.name,
-                sha256=sha256_hex(hierarchy.to_arx_csv().encode("utf-8")),
-                basis="the hierarchy as resolved, in ARX CSV form (Hierarchy.to_arx_csv)",
-            )
-        )
-    return prints
-
-
 def versions() -> dict[str, str]:
     """Versions of kanonym, Python and the libraries a release depends on.
 
@@ -397,7 +336,7 @@ def gather(
         risk_bands=_risk_bands(before, after),
         explored=explored,
         per_height=() if trace is None or explored is not None else tuple(trace.per_height()),
-        fingerprints=tuple(_fingerprints(result, written)),
+        fingerprints=tuple(all_fingerprints(result, written)),
         versions=versions(),
     )
 

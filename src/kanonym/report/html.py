@@ -3,7 +3,8 @@
 :func:`render_html` turns a verified :class:`~kanonym.release.Result` into one
 HTML page: inline CSS, figures as inline SVG, no script and no reference to any
 other file or address, laid out to print. Its sections (ids in
-:data:`SECTIONS`): summary, configuration, SHA-256 fingerprints, versions,
+:data:`SECTIONS`): summary, configuration, SHA-256 fingerprints of published
+files (never of the input: :mod:`kanonym.report.fingerprints`), versions,
 per-quasi-identifier distributions before and after, class sizes of the
 release, the generalization lattice (every node when it has at most
 :data:`~kanonym.search.trace.MAX_DRAWN_NODES`, else a per-height summary; a
@@ -438,14 +439,31 @@ class _Page:
                 ("column", "hierarchy", "height", "weight", "min level", "max level", "released"),
                 numeric=(2, 3, 4, 5, 6),
             )
-            + '\n<p class="note">With this configuration, the same input (fingerprint below) '
-            "and the same seed, kanonym releases the same table.</p>"
+            + '\n<p class="note">With this configuration, the same input (its fingerprint is '
+            "in the JSON report) and the same seed, kanonym releases the same table.</p>"
         )
 
     def fingerprints(self) -> str:
-        rows = [(f.what, f.sha256, f"{f.path} ({f.basis})") for f in self.content.fingerprints]
-        return _table(rows, ("what", "SHA-256", "file (what was hashed)"), hashes=(1,)) + (
-            '\n<p class="note">Check a file with <code>sha256sum FILE</code>. '
+        shown = [f for f in self.content.fingerprints if f.on_page]
+        kept = [f.what for f in self.content.fingerprints if not f.on_page]
+        rows = [(f.what, f.sha256, f"{f.path} ({f.basis})", f.lets) for f in shown]
+        # Fingerprints computed from the input confirm guesses of its values: the
+        # JSON report and the ledger hold them, this page travels with the release.
+        withheld = (
+            f"Not shown: the fingerprints of {', '.join(kept)}, computed from the input; "
+            "whoever knows all of the input but one value could test guesses of it against "
+            "them. The JSON report (for the reviewer) and the ledger hold them. "
+            if kept
+            else ""
+        )
+        return (
+            _table(
+                rows,
+                ("what", "SHA-256", "file (what was hashed)", "lets its holder"),
+                hashes=(1,),
+            )
+            + f'\n<p class="note">{_e(withheld)}Each fingerprint confirms a guess of the bytes '
+            "it was computed from; check a file with <code>sha256sum FILE</code>. "
             "The HTML report cannot hold its own fingerprint.</p>"
         )
 
@@ -622,5 +640,8 @@ class _Page:
             "<li>Release distributions show released values only.</li>\n"
             "<li>No row, no class smaller than k and no hierarchy content is shown: only "
             "counts, measures, distance vectors, column names, file names and "
-            "fingerprints.</li>\n</ul>"
+            "fingerprints of published material.</li>\n"
+            "<li>No fingerprint computed from the input (the input's own, or a hierarchy's "
+            "built from its values) is shown: it would confirm a guess of a value to whoever "
+            "knows all the others.</li>\n</ul>"
         )
