@@ -22,7 +22,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import cast
 
-from kanonym.errors import HierarchyError, InputError, NestedColumnError
+from kanonym.errors import HierarchyError, InputError, NestedColumnError, echo
 from kanonym.hierarchy import Hierarchy, HierarchyBuilder, parse_hierarchy, spec_file
 from kanonym.io.paths import check_destinations
 from kanonym.io.read import read_schema
@@ -59,12 +59,15 @@ class SuppressionLimit:
             or not 0 <= self.fraction <= 1
         ):
             raise InputError(
-                f"max-suppression must be a fraction in [0, 1] (0.04 for 4%), got {self.fraction!r}"
+                "max-suppression must be a fraction in [0, 1] (0.04 for 4%), "
+                f"got {echo(self.fraction)}"
             )
         if self.rows is not None and (
             isinstance(self.rows, bool) or not isinstance(self.rows, int) or self.rows < 0
         ):
-            raise InputError(f"max-suppressed-rows must be a whole number >= 0, got {self.rows!r}")
+            raise InputError(
+                f"max-suppressed-rows must be a whole number >= 0, got {echo(self.rows)}"
+            )
 
     def max_rows(self, n_rows: int) -> int:
         """MaxSup for a table of ``n_rows`` rows."""
@@ -101,7 +104,7 @@ def parse_fraction(value: str | float, what: str = "max-suppression") -> float:
         value = float(number)
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
         raise InputError(
-            f"{what} must be a fraction in [0, 1] (0.04) or a percentage (4%), got {given!r}"
+            f"{what} must be a fraction in [0, 1] (0.04) or a percentage (4%), got {echo(given)}"
         )
     return float(value)
 
@@ -110,9 +113,10 @@ def _names(value: str | Iterable[str], what: str) -> tuple[str, ...]:
     names = (value,) if isinstance(value, str) else tuple(value)
     for name in names:
         if not isinstance(name, str) or not name:
-            raise InputError(f"{what}: column names must be non-empty strings, got {name!r}")
-    if len(set(names)) != len(names):
-        raise InputError(f"{what}: a column is named twice in {list(names)}")
+            raise InputError(f"{what}: column names must be non-empty strings, got {echo(name)}")
+    twice = [name for name in dict.fromkeys(names) if names.count(name) > 1]
+    if twice:
+        raise InputError(f"{what}: column {echo(twice[0])} is named twice")
     return names
 
 
@@ -204,12 +208,12 @@ class AnonymizationConfig:
         object.__setattr__(self, "identifying", _names(self.identifying, "identifying"))
         object.__setattr__(self, "insensitive", _names(self.insensitive, "insensitive"))
         if not isinstance(self.keep_unlisted, bool):
-            raise InputError(f"keep_unlisted must be True or False, got {self.keep_unlisted!r}")
+            raise InputError(f"keep_unlisted must be True or False, got {echo(self.keep_unlisted)}")
         object.__setattr__(self, "models", tuple(self.models))
         for spec in self.models:
             if not isinstance(spec, str) or spec.count(":") < 2:
                 raise InputError(
-                    f"model '{spec}' is not of the form NAME:...:ATTRIBUTE; the forms are "
+                    f"model {echo(spec)} is not of the form NAME:...:ATTRIBUTE; the forms are "
                     f"{MODEL_GRAMMAR}"
                 )
         # A model's attribute is the spec's last field; it is released as it is.
@@ -231,9 +235,9 @@ class AnonymizationConfig:
         )
         for name in self.sensitive_hierarchies:
             if name not in self.sensitive:
-                raise InputError(f"a hierarchy is given for '{name}', which is not sensitive")
+                raise InputError(f"a hierarchy is given for {echo(name)}, which is not sensitive")
         if isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1:
-            raise InputError(f"k must be a whole number >= 1, got {self.k!r}")
+            raise InputError(f"k must be a whole number >= 1, got {echo(self.k)}")
         roles = {
             "quasi-identifying": tuple(parsed),
             "identifying": self.identifying,
@@ -244,13 +248,13 @@ class AnonymizationConfig:
         for role, names in roles.items():
             for name in names:
                 if name in seen:
-                    raise InputError(f"column '{name}' is both {seen[name]} and {role}")
+                    raise InputError(f"column {echo(name)} is both {seen[name]} and {role}")
                 seen[name] = role
         if self.algorithm in RECODINGS:
             _check_local_recoding(self)
         elif self.algorithm not in ALGORITHMS:
             raise InputError(
-                f"unknown algorithm '{self.algorithm}'; "
+                f"unknown algorithm {echo(self.algorithm)}; "
                 f"choose one of {sorted([*ALGORITHMS, *RECODINGS])}"
             )
         elif ALGORITHMS[self.algorithm].uses_metric:
@@ -261,7 +265,9 @@ class AnonymizationConfig:
                 )
             object.__setattr__(self, "metric", self.metric or DEFAULT_METRIC)
             if self.metric not in METRICS:
-                raise InputError(f"unknown metric '{self.metric}'; choose one of {sorted(METRICS)}")
+                raise InputError(
+                    f"unknown metric {echo(self.metric)}; choose one of {sorted(METRICS)}"
+                )
         else:
             if self.metric is not None:
                 raise InputError(
@@ -271,14 +277,16 @@ class AnonymizationConfig:
             object.__setattr__(self, "policy", self.policy or DEFAULT_POLICY)
             if self.policy not in POLICIES:
                 raise InputError(
-                    f"unknown policy '{self.policy}'; choose one of {sorted(POLICIES)}"
+                    f"unknown policy {echo(self.policy)}; choose one of {sorted(POLICIES)}"
                 )
         if self.time_limit is not None and (
             isinstance(self.time_limit, bool)
             or not isinstance(self.time_limit, int | float)
             or not self.time_limit > 0
         ):
-            raise InputError(f"time limit must be a number of seconds > 0, got {self.time_limit!r}")
+            raise InputError(
+                f"time limit must be a number of seconds > 0, got {echo(self.time_limit)}"
+            )
         for what, values in (
             ("weight", self.weights),
             ("min-level", self.min_levels),
@@ -286,14 +294,16 @@ class AnonymizationConfig:
         ):
             for name, value in values.items():
                 if name not in parsed:
-                    raise InputError(f"{what} for '{name}', which is not a quasi-identifier")
+                    raise InputError(f"{what} for {echo(name)}, which is not a quasi-identifier")
                 whole = isinstance(value, int) and not isinstance(value, bool)
                 if what == "weight":
                     if not (whole or isinstance(value, float)) or not 0 <= value < math.inf:
-                        raise InputError(f"weight of '{name}' must be a number >= 0, got {value!r}")
+                        raise InputError(
+                            f"weight of '{name}' must be a number >= 0, got {echo(value)}"
+                        )
                 elif not whole or value < 0:
                     raise InputError(
-                        f"{what} of '{name}' must be a whole number >= 0, got {value!r}"
+                        f"{what} of '{name}' must be a whole number >= 0, got {echo(value)}"
                     )
         for name, low in self.min_levels.items():
             high = self.max_levels.get(name)
@@ -305,7 +315,7 @@ class AnonymizationConfig:
         if self.seed is not None and (
             isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0
         ):
-            raise InputError(f"seed must be a whole number >= 0, got {self.seed!r}")
+            raise InputError(f"seed must be a whole number >= 0, got {echo(self.seed)}")
         _check_axis_kinds(self, parsed)
         limit = self.suppression
         resolved = resolve_technique(
@@ -415,10 +425,10 @@ def _check_axis_kinds(config: AnonymizationConfig, quasi_identifiers: Mapping[st
     for what, names in (("numeric", numeric), ("categorical", categorical)):
         for name in names:
             if name not in quasi_identifiers:
-                raise InputError(f"{what}: '{name}' is not a quasi-identifier")
+                raise InputError(f"{what}: {echo(name)} is not a quasi-identifier")
     both = sorted(set(numeric) & set(categorical))
     if both:
-        raise InputError(f"column '{both[0]}' is named both numeric and categorical")
+        raise InputError(f"column {echo(both[0])} is named both numeric and categorical")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -476,9 +486,9 @@ def _qi_mapping(value: object, where: str) -> dict[str, str]:
     for item in value:
         column, sep, spec = str(item).partition("=")
         if not sep or not column or not spec:
-            raise InputError(f"{where}: qi entry '{item}' is not of the form COL=HIERARCHY")
+            raise InputError(f"{where}: qi entry {echo(item)} is not of the form COL=HIERARCHY")
         if column in mapping:
-            raise InputError(f"{where}: quasi-identifier '{column}' is given twice")
+            raise InputError(f"{where}: quasi-identifier {echo(column)} is given twice")
         mapping[column] = spec
     return mapping
 
@@ -494,10 +504,15 @@ class _Options:
         self.where = where
         unknown = sorted(set(self.values) - JOB_KEYS)
         if unknown:
-            raise InputError(f"{where}: unknown key(s) {unknown}; known: {sorted(JOB_KEYS)}")
+            listed = ", ".join(echo(key) for key in unknown[:3]) + (
+                f" and {len(unknown) - 3} more" if len(unknown) > 3 else ""
+            )
+            raise InputError(
+                f"{where}: unknown key(s) {listed}; known: {', '.join(sorted(JOB_KEYS))}"
+            )
 
     def _bad(self, key: str, expected: str) -> InputError:
-        return InputError(f"{self.where}: '{key}' must be {expected}, got {self.values[key]!r}")
+        return InputError(f"{self.where}: '{key}' must be {expected}, got {echo(self.values[key])}")
 
     def integer(self, key: str) -> int | None:
         value = self.values.get(key)
@@ -566,7 +581,7 @@ class _Options:
                 column, sep, text = str(item).partition("=")
                 if not sep or not column:
                     raise InputError(
-                        f"{self.where}: {key} entry '{item}' is not of the form COL=VALUE"
+                        f"{self.where}: {key} entry {echo(item)} is not of the form COL=VALUE"
                     )
                 pairs.append((column, text))
         else:
@@ -577,10 +592,12 @@ class _Options:
                 number = kind(raw) if isinstance(raw, str) else raw
             except ValueError:
                 raise InputError(
-                    f"{self.where}: {key} of '{column}': '{raw}' is not a number"
+                    f"{self.where}: {key} of {echo(column)}: {echo(raw)} is not a number"
                 ) from None
             if isinstance(number, bool) or not isinstance(number, int | float):
-                raise InputError(f"{self.where}: {key} of '{column}' must be a number, got {raw!r}")
+                raise InputError(
+                    f"{self.where}: {key} of {echo(column)} must be a number, got {echo(raw)}"
+                )
             result[column] = number
         return result
 

@@ -9,6 +9,55 @@ release failed; nothing is written then either.
 
 from __future__ import annotations
 
+ECHO_LIMIT = 60
+"""Characters of a value an error message shows at most (:func:`echo`)."""
+
+CLIP_LIMIT = 160
+"""Characters of another program's message or a path an error message shows at most."""
+
+
+def echo(value: object, *, limit: int = ECHO_LIMIT) -> str:
+    """A value as an error message shows it: quoted, escaped, at most ``limit`` characters.
+
+    A string is shown in single quotes, anything else as its ``repr``; a
+    non-printable character is escaped, so a value holding a line break cannot
+    split the one-line message. Beyond ``limit`` characters the value is cut
+    and its length given: a message names a value, it never reproduces a
+    megabyte of it. Every message that shows a value given by the caller or
+    read from data uses this; values of key and identifying columns are never
+    shown at all (the message gives the column and a row count instead).
+
+    Example:
+        >>> print(echo("02138"), echo(0.5), echo(None), echo("two" + chr(10) + "lines"))
+        '02138' 0.5 None 'two\\nlines'
+        >>> print(echo("x" * 100_000, limit=5))
+        'xxxxx...' (100,000 characters)
+    """
+    quote = "'" if isinstance(value, str) else ""
+    return clip(value if isinstance(value, str) else repr(value), limit=limit, quote=quote)
+
+
+def clip(text: str, *, limit: int = CLIP_LIMIT, quote: str = "") -> str:
+    """``text`` on one line, at most ``limit`` characters, between ``quote`` marks.
+
+    For what a message quotes from elsewhere (a library's error, a path):
+    non-printable characters are escaped and a longer text is cut, its length
+    given. :func:`echo` shows values with it.
+
+    Example:
+        >>> print(clip("no such file" + chr(10) + "(twice)"), clip("y" * 500, limit=3))
+        no such file\\n(twice) yyy... (500 characters)
+    """
+    pieces: list[str] = []
+    width = 0
+    for char in text:
+        piece = char if char.isprintable() else repr(char)[1:-1]
+        if width + len(piece) > limit:
+            return f"{quote}{''.join(pieces)}...{quote} ({len(text):,} characters)"
+        pieces.append(piece)
+        width += len(piece)
+    return f"{quote}{''.join(pieces)}{quote}"
+
 
 class KanonymError(Exception):
     """Base class of every error kanonym raises deliberately."""

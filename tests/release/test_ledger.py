@@ -333,10 +333,11 @@ def test_key_errors(setting: Setting) -> None:
     with pytest.raises(InputError, match="key column 'nope' not found"):
         setting.release(setting.pt, "out1", key="nope")
     duplicated = seed.keyed(seed.PT).with_columns(pl.lit("7").alias("id"))
-    with pytest.raises(InputError, match="key column 'id': value '7' appears more than once"):
+    with pytest.raises(InputError, match="key column 'id': 12 rows share their key") as error:
         setting.ledger.release(
             duplicated, setting.config(), output=setting.folder / "o.csv", key="id"
         )
+    assert "'7'" not in str(error.value)
     with pytest.raises(InputError, match="key column 'Race' is never released"):
         setting.release(setting.pt, "out1", key="Race")
     with pytest.raises(InputError, match=r"is the ledger .*: writing it would destroy it"):

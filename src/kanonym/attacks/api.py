@@ -35,7 +35,7 @@ from kanonym.attacks.defaults import (
 from kanonym.attacks.linkage import LinkageSummary, check_pairs, link_frames
 from kanonym.attacks.measures import DIRECT_IDENTIFIER_UNIQUENESS, RiskSummary, measure_risk
 from kanonym.attacks.scan import QiScan, scan_quasi_identifiers
-from kanonym.errors import InputError
+from kanonym.errors import InputError, echo
 from kanonym.hierarchy import Hierarchy, HierarchyBuilder, parse_hierarchy, resolve
 from kanonym.io import Table, load
 
@@ -50,13 +50,13 @@ def _load(data: str | Path | pl.DataFrame | pandas.DataFrame, delimiter: str | N
 
 def _columns(names: Sequence[str], what: str) -> tuple[str, ...]:
     if isinstance(names, str):
-        raise InputError(f"{what}: expected a list of column names, got the string {names!r}")
+        raise InputError(f"{what}: expected a list of column names, got the string {echo(names)}")
     names = tuple(names)
     if not names:
         raise InputError(f"{what}: name at least one column")
     for name in names:
         if not isinstance(name, str) or not name:
-            raise InputError(f"{what}: column names must be non-empty strings, got {name!r}")
+            raise InputError(f"{what}: column names must be non-empty strings, got {echo(name)}")
     if len(set(names)) != len(names):
         raise InputError(f"{what}: a column is named twice in {list(names)}")
     return names
@@ -140,7 +140,7 @@ def qi_scan(
 
 def _pairs(on: Sequence[str | tuple[str, str]]) -> list[tuple[str, str]]:
     if isinstance(on, str):
-        raise InputError(f"link: on must be a list of columns, got the string {on!r}")
+        raise InputError(f"link: on must be a list of columns, got the string {echo(on)}")
     pairs = []
     for item in on:
         if isinstance(item, str):
@@ -149,7 +149,7 @@ def _pairs(on: Sequence[str | tuple[str, str]]) -> list[tuple[str, str]]:
             pairs.append((item[0], item[1]))
         else:
             raise InputError(
-                f"link: {item!r} is neither a column nor an (external, release) pair of columns"
+                f"link: {echo(item)} is neither a column nor an (external, release) pair of columns"
             )
     return pairs
 

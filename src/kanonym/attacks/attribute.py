@@ -47,7 +47,7 @@ import polars as pl
 
 from kanonym.attacks.defaults import DEFAULT_DOMINANCE, DEFAULT_LIMIT
 from kanonym.attacks.measures import shorten, size_histogram
-from kanonym.errors import InputError
+from kanonym.errors import InputError, echo
 
 _SIZE, _DISTINCT, _TOP, _TOP_COUNT, _ROWS, _SHARE = (
     "__kanonym_size",
@@ -200,7 +200,7 @@ def check_dominance(dominance: float) -> None:
         kanonym.errors.InputError: dominance must be in [0, 1), got 1.0
     """
     if isinstance(dominance, bool) or not isinstance(dominance, int | float):
-        raise InputError(f"dominance must be a number, got {dominance!r}")
+        raise InputError(f"dominance must be a number, got {echo(dominance)}")
     if not 0.0 <= dominance < 1.0:
         raise InputError(f"dominance must be in [0, 1), got {dominance}")
 
@@ -221,7 +221,7 @@ def measure_disclosure(
     """
     check_dominance(dominance)
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
-        raise InputError(f"limit must be a whole number >= 0, got {limit!r}")
+        raise InputError(f"limit must be a whole number >= 0, got {echo(limit)}")
     if not sensitive:
         raise InputError("disclosure needs at least one sensitive column")
     if len(set(sensitive)) != len(sensitive):

@@ -63,7 +63,7 @@ import polars as pl
 
 from kanonym.attacks.defaults import DEFAULT_K
 from kanonym.attacks.measures import shorten
-from kanonym.errors import InputError
+from kanonym.errors import InputError, echo
 from kanonym.hierarchy import Hierarchy
 
 SUPPRESSED = "*"
@@ -111,7 +111,7 @@ class GeneralizedReleaseError(InputError):
         self.source = source
         self.columns = dict(columns)
         held = "; ".join(
-            f"'{name}' holds e.g. {', '.join(repr(label) for label in labels)}"
+            f"'{name}' holds e.g. {', '.join(echo(label) for label in labels)}"
             for name, labels in self.columns.items()
         )
         wanted = ", ".join(f"'{name}': ..." for name in self.columns)
@@ -291,7 +291,7 @@ def link_frames(
         HierarchyError: an external value is not in its column's hierarchy.
     """
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise InputError(f"k must be a whole number >= 1, got {k!r}")
+        raise InputError(f"k must be a whole number >= 1, got {echo(k)}")
     check_pairs(
         release,
         external,

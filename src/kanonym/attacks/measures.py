@@ -64,7 +64,7 @@ import polars as pl
 
 from kanonym.attacks.defaults import DEFAULT_THRESHOLD
 from kanonym.attacks.population import PopulationEstimates, estimate_population
-from kanonym.errors import InputError
+from kanonym.errors import InputError, echo
 
 CLASS_SIZE = "__kanonym_size"
 """The column of :func:`class_sizes` holding each class's size."""
@@ -322,7 +322,7 @@ def check_threshold(threshold: float) -> None:
         kanonym.errors.InputError: risk threshold must be in (0, 1], got 0
     """
     if isinstance(threshold, bool) or not isinstance(threshold, int | float):
-        raise InputError(f"risk threshold must be a number, got {threshold!r}")
+        raise InputError(f"risk threshold must be a number, got {echo(threshold)}")
     if not 0.0 < threshold <= 1.0:
         raise InputError(f"risk threshold must be in (0, 1], got {threshold}")
 
@@ -432,7 +432,7 @@ def _population_sizes(
     short = joined.filter(pl.col(_POPULATION_SIZE) < pl.col(CLASS_SIZE))
     if short.height:
         row = short.row(0, named=True)
-        values = ", ".join(f"{name}={row[name]!r}" for name in quasi_identifiers)
+        values = ", ".join(f"{name}={echo(row[name])}" for name in quasi_identifiers)
         raise InputError(
             f"population {population_source} does not contain table {source}: the class "
             f"({values}) has {row[CLASS_SIZE]} records in the table but {row[_POPULATION_SIZE]} in "

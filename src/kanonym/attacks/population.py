@@ -62,7 +62,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kanonym.errors import InputError
+from kanonym.errors import InputError, echo
 
 PITMAN_UP_TO = 0.1
 """Dankar et al.'s rule prefers Pitman's estimate up to this sampling fraction."""
@@ -184,7 +184,7 @@ def _sample(histogram: Mapping[int, int], population_size: int) -> tuple[int, fl
     if n == 0:
         raise InputError("population uniqueness needs a table with rows")
     if isinstance(population_size, bool) or not isinstance(population_size, int):
-        raise InputError(f"population size must be a whole number, got {population_size!r}")
+        raise InputError(f"population size must be a whole number, got {echo(population_size)}")
     if population_size < n:
         raise InputError(
             f"population size {population_size} is smaller than the table's {n} records"

@@ -58,7 +58,7 @@ import polars as pl
 
 from kanonym.attacks.defaults import DEFAULT_MAX_SIZE
 from kanonym.attacks.measures import CLASS_SIZE, DIRECT_IDENTIFIER_UNIQUENESS, class_sizes
-from kanonym.errors import InputError
+from kanonym.errors import InputError, echo
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -219,7 +219,9 @@ def scan_quasi_identifiers(
     if len(set(candidates)) != len(candidates):
         raise InputError(f"qi-scan: a column is named twice in {list(candidates)}")
     if isinstance(max_size, bool) or not isinstance(max_size, int) or max_size < 1:
-        raise InputError(f"qi-scan: the largest combination size must be >= 1, got {max_size!r}")
+        raise InputError(
+            f"qi-scan: the largest combination size must be >= 1, got {echo(max_size)}"
+        )
     if time_limit is not None and not time_limit > 0:
         raise InputError(f"qi-scan: the time limit must be positive, got {time_limit}")
     if frame.height == 0:

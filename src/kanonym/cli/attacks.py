@@ -23,7 +23,7 @@ from kanonym.attacks.defaults import (
     DEFAULT_MAX_SIZE,
     DEFAULT_THRESHOLD,
 )
-from kanonym.errors import InputError
+from kanonym.errors import InputError, echo
 
 EXIT_OK, EXIT_LINKED = 0, 1
 DEFAULT_TOP = 10
@@ -185,7 +185,7 @@ def _common(parser: argparse.ArgumentParser, delimiter_help: str) -> None:
 def _split(item: str, what: str, form: str) -> tuple[str, str]:
     left, sep, right = item.partition("=")
     if not sep or not left or not right:
-        raise InputError(f"{what} '{item}' is not of the form {form}")
+        raise InputError(f"{what} {echo(item)} is not of the form {form}")
     return left, right
 
 
@@ -241,7 +241,7 @@ def _link(args: argparse.Namespace) -> int:
     for item in args.qi:
         column, spec = _split(item, "--qi", "COL=HIERARCHY")
         if column in hierarchies:
-            raise InputError(f"--qi: release column '{column}' is given twice")
+            raise InputError(f"--qi: release column {echo(column)} is given twice")
         hierarchies[column] = spec
     try:
         summary = attacks.link(
@@ -254,7 +254,7 @@ def _link(args: argparse.Namespace) -> int:
         )
     except GeneralizedReleaseError as error:
         held = "; ".join(
-            f"'{column}' holds e.g. {', '.join(repr(v) for v in labels)}"
+            f"'{column}' holds e.g. {', '.join(echo(v) for v in labels)}"
             for column, labels in error.columns.items()
         )
         wanted = " ".join(f"{column}=HIERARCHY" for column in error.columns)

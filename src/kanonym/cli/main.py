@@ -31,6 +31,8 @@ from kanonym.errors import (
     StaleTransformationError,
     UnassignedColumnsError,
     VerificationError,
+    clip,
+    echo,
 )
 from kanonym.io.paths import check_destinations
 from kanonym.io.read import read_schema
@@ -465,7 +467,7 @@ def _share(text: str) -> float:
         return parse_fraction(text)
     except InputError:
         raise argparse.ArgumentTypeError(
-            f"{text!r} is neither a fraction in [0, 1] (0.04) nor a percentage (4%)"
+            f"{echo(text)} is neither a fraction in [0, 1] (0.04) nor a percentage (4%)"
         ) from None
 
 
@@ -543,7 +545,8 @@ def _unset_keys(args: argparse.Namespace, options: dict[str, object]) -> list[st
     for key in keys:
         if key not in known:
             raise InputError(
-                f"--unset: {key!r} is not a job-file key; the keys are {', '.join(sorted(known))}"
+                f"--unset: {echo(key)} is not a job-file key; the keys are "
+                f"{', '.join(clip(known_key) for known_key in sorted(known))}"
             )
     if getattr(args, "no_report", False):
         keys.append("report")
@@ -827,6 +830,29 @@ def _require_matplotlib() -> None:
     require_matplotlib()
 
 
+MAX_MESSAGE = 2000
+"""Characters of an error message printed at most (:func:`bounded`)."""
+
+
+def bounded(message: str) -> str:
+    """``message`` cut in its middle beyond :data:`MAX_MESSAGE` characters.
+
+    Messages show values through :func:`kanonym.errors.echo`, which cuts each
+    one; this is the net under any that does not. The start names the file
+    and column, the end says how to fix it, so both are kept.
+
+    Example:
+        >>> cut = bounded("f.csv: value '" + "v" * 5000 + "' is bad; fix it")
+        >>> cut[:18], cut[-16:], len(cut) < MAX_MESSAGE + 50
+        ("f.csv: value 'vvvv", "' is bad; fix it", True)
+    """
+    if len(message) <= MAX_MESSAGE:
+        return message
+    head, tail = MAX_MESSAGE * 2 // 3, MAX_MESSAGE // 3
+    cut = len(message) - head - tail
+    return f"{message[:head]} ...({cut:,} characters cut)... {message[-tail:]}"
+
+
 def run() -> NoReturn:
     """The ``kanonym`` program: :func:`main`, then exit at once.
 
@@ -854,17 +880,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return handlers[args.command](args)
     except VerificationError as error:
-        print(f"kanonym: verification failed, nothing written: {error}", file=sys.stderr)
+        print(
+            f"kanonym: verification failed, nothing written: {bounded(str(error))}",
+            file=sys.stderr,
+        )
         return EXIT_FAILED
     except UnassignedColumnsError as error:
-        print(f"kanonym: error: {unassigned_message(error)}", file=sys.stderr)
+        print(f"kanonym: error: {bounded(unassigned_message(error))}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except NestedColumnError as error:
         print(f"kanonym: error: {nested_message(error, args.command)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KanonymError as error:
         message = " ".join((flag_message(error, args) or str(error)).split())
-        print(f"kanonym: error: {message}", file=sys.stderr)
+        print(f"kanonym: error: {bounded(message)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except MemoryError:
         # Polars and NumPy raise it when an allocation fails; the traceback helped no one.

@@ -9,7 +9,7 @@ Example:
 
 from __future__ import annotations
 
-from kanonym.errors import InputError
+from kanonym.errors import InputError, echo
 
 ROOT = "*"
 """The single value at the top of every hierarchy kanonym builds."""
@@ -19,16 +19,16 @@ def show(value: str | None) -> str:
     """Quote a value for a one-line error message; the missing value is ``<missing>``.
 
     Non-printable characters are escaped so that a value holding a newline cannot
-    split the message over several lines.
+    split the message over several lines, and a long value is cut
+    (:func:`kanonym.errors.echo`).
 
     Example:
         >>> print(show("two" + chr(10) + "lines"))
         'two\\nlines'
+        >>> print(show("9" * 1000))  # doctest: +ELLIPSIS
+        '999...999...' (1,000 characters)
     """
-    if value is None:
-        return "<missing>"
-    text = "".join(char if char.isprintable() else repr(char)[1:-1] for char in value)
-    return f"'{text}'"
+    return "<missing>" if value is None else echo(value)
 
 
 def text_order(value: str | None) -> tuple[bool, str]:

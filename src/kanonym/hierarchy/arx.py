@@ -16,7 +16,7 @@ import io
 from pathlib import Path
 from typing import Literal
 
-from kanonym.errors import HierarchyError, InputError
+from kanonym.errors import HierarchyError, InputError, clip, echo
 from kanonym.hierarchy._values import check_delimiter, show
 from kanonym.hierarchy.hierarchy import Hierarchy
 
@@ -52,7 +52,8 @@ def load_arx(
         raw = file.read_bytes()
     except OSError as error:
         raise InputError(
-            f"{file}: cannot read hierarchy file: {error.strerror or type(error).__name__}"
+            f"{clip(str(file))}: cannot read hierarchy file: "
+            f"{error.strerror or type(error).__name__}"
         ) from error
     rows = _parse_rows(_decode(raw), file, delimiter)
     if duplicates == "last":
@@ -129,7 +130,7 @@ def _refuse_other_layouts(
     if len(rows) > 2 and len(roots) == 1 and rows[0][-1] not in roots:
         header = delimiter.join(cell or "" for cell in rows[0])
         raise HierarchyError(
-            f"{file}: line {first_line}, {header!r}, looks like a header row: it does not end "
-            f"in the root {roots.pop()!r} as every other line does; {_LAYOUT} {delimiter!r} "
-            "and no header row: delete that line"
+            f"{file}: line {first_line}, {echo(header)}, looks like a header row: it does not "
+            f"end in the root {show(roots.pop())} as every other line does; {_LAYOUT} "
+            f"{delimiter!r} and no header row: delete that line"
         )

@@ -28,7 +28,7 @@ from fractions import Fraction
 from itertools import pairwise
 from typing import Protocol
 
-from kanonym.errors import DateFormatError, InputError
+from kanonym.errors import DateFormatError, InputError, clip, echo
 from kanonym.hierarchy._values import ROOT, show, text_order
 from kanonym.hierarchy.hierarchy import Hierarchy
 
@@ -103,13 +103,13 @@ class IntervalBuilder:
     widths: tuple[int, ...]
 
     def __post_init__(self) -> None:
-        where = f"hierarchy spec '{self.spec}'"
+        where = f"hierarchy spec {echo(self.spec)}"
         if not self.widths:
             raise InputError(f"{where}: an interval hierarchy needs at least one width")
         for width in self.widths:
             # bool is an int subclass, but True as a width is surely a mistake.
             if not isinstance(width, int) or isinstance(width, bool) or width <= 0:
-                raise InputError(f"{where}: width {width!r} is not a positive integer")
+                raise InputError(f"{where}: width {echo(width)} is not a positive integer")
         for smaller, larger in pairwise(self.widths):
             if larger <= smaller:
                 raise InputError(f"{where}: widths must increase, but {larger} follows {smaller}")
@@ -233,10 +233,12 @@ class DateBuilder:
         try:
             parsed = datetime.strptime(sample.strftime(self.format), self.format)
         except ValueError as error:
-            raise InputError(f"hierarchy spec '{self.spec}': bad date format: {error}") from error
+            raise InputError(
+                f"hierarchy spec {echo(self.spec)}: bad date format: {clip(str(error))}"
+            ) from error
         if (parsed.year, parsed.month) != (sample.year, sample.month):
             raise InputError(
-                f"hierarchy spec '{self.spec}': date format must give the year and the month"
+                f"hierarchy spec {echo(self.spec)}: date format must give the year and the month"
             )
 
     @property

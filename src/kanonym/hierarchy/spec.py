@@ -17,7 +17,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from kanonym.errors import InputError
+from kanonym.errors import InputError, echo
 from kanonym.hierarchy.arx import load_arx
 from kanonym.hierarchy.builders import (
     DateBuilder,
@@ -29,6 +29,7 @@ from kanonym.hierarchy.builders import (
 from kanonym.hierarchy.hierarchy import Hierarchy
 
 _WIDTH = re.compile(r"\d+", re.ASCII)
+_MAX_WIDTH_DIGITS = 18
 
 
 def parse_hierarchy(spec: str, *, base_dir: Path | None = None) -> Hierarchy | HierarchyBuilder:
@@ -52,19 +53,19 @@ def parse_hierarchy(spec: str, *, base_dir: Path | None = None) -> Hierarchy | H
         return IntervalBuilder(widths=_parse_widths(spec, argument))
     if keyword in ("mask", "suppress"):
         if colon:
-            raise InputError(f"hierarchy spec '{spec}': '{keyword}' takes no argument")
+            raise InputError(f"hierarchy spec {echo(spec)}: '{keyword}' takes no argument")
         return MaskBuilder() if keyword == "mask" else SuppressBuilder()
     if keyword == "date":
         if colon and not argument:
-            raise InputError(f"hierarchy spec '{spec}': the date format after ':' is empty")
+            raise InputError(f"hierarchy spec {echo(spec)}: the date format after ':' is empty")
         return DateBuilder(format=argument or None)
     path = Path(spec)
     if base_dir is not None and not path.is_absolute():
         path = base_dir / path
-    if not path.exists() and _WORD.fullmatch(keyword):
+    if _WORD.fullmatch(keyword) and not _exists(path):
         # A bare word that names no file is a builder misspelled, not a missing file.
         raise InputError(
-            f"unknown hierarchy builder '{keyword}'{_did_you_mean(keyword)}; {BUILDERS}"
+            f"unknown hierarchy builder {echo(keyword)}{_did_you_mean(keyword)}; {BUILDERS}"
         )
     return load_arx(path)
 
@@ -73,6 +74,14 @@ BUILDERS = "builders are interval:W1,W2,..., mask, date[:FORMAT], suppress, or a
 """What a hierarchy spec may be, for error messages."""
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z_-]+")
+
+
+def _exists(path: Path) -> bool:
+    """Whether ``path`` exists; a name the system refuses (too long) names nothing."""
+    try:
+        return path.exists()
+    except OSError:
+        return False
 
 
 def _did_you_mean(word: str) -> str:
@@ -84,11 +93,14 @@ def _did_you_mean(word: str) -> str:
 
 def _parse_widths(spec: str, argument: str) -> tuple[int, ...]:
     if not argument:
-        raise InputError(f"hierarchy spec '{spec}': expected widths, as in 'interval:5,10,20'")
+        raise InputError(f"hierarchy spec {echo(spec)}: expected widths, as in 'interval:5,10,20'")
     widths = []
     for part in argument.split(","):
-        if _WIDTH.fullmatch(part.strip()) is None:
-            raise InputError(f"hierarchy spec '{spec}': width '{part}' is not a positive integer")
+        # More digits than any width needs would also exceed int()'s limit on digits.
+        if _WIDTH.fullmatch(part.strip()) is None or len(part.strip()) > _MAX_WIDTH_DIGITS:
+            raise InputError(
+                f"hierarchy spec {echo(spec)}: width {echo(part)} is not a positive integer"
+            )
         widths.append(int(part))
     return tuple(widths)
 

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 import polars as pl
 
-from kanonym.errors import InputError
+from kanonym.errors import InputError, clip, echo
 from kanonym.io.table import CsvDialect, Table
 from kanonym.io.write import format_for
 
@@ -197,12 +197,13 @@ def _check_delimiter(delimiter: str, source: str) -> None:
     if len(delimiter) != 1:
         names = ", ".join(DELIMITER_NAMES)
         raise InputError(
-            f"{source}: delimiter {delimiter!r} must be one character or one of the names {names}"
+            f"{source}: delimiter {echo(delimiter)} must be one character or one of the names "
+            f"{names}"
         )
     # Polars splits on a single byte, and quotes, line breaks and NUL have their own roles.
     if not delimiter.isascii() or delimiter in '"\r\n\x00':
         raise InputError(
-            f"{source}: delimiter {delimiter!r} must be an ASCII character"
+            f"{source}: delimiter {echo(delimiter)} must be an ASCII character"
             " other than a quote, a line break or NUL"
         )
 
@@ -248,7 +249,8 @@ def _read_bytes(path: Path, source: str) -> bytes:
         reason = "permission denied"
     except OSError as err:
         reason = f"cannot read: {err.strerror or type(err).__name__}"
-    raise InputError(f"{source}: {reason}")
+    # The name may be what could not be read (too long a name): shown cut.
+    raise InputError(f"{clip(source)}: {reason}")
 
 
 def _read_parquet(raw: bytes, source: str) -> pl.DataFrame:
@@ -510,7 +512,7 @@ def _check_names(names: Sequence[str], source: str) -> None:
             raise InputError(f"{source}: column {position} has an empty name")
     duplicated = [name for name, count in Counter(names).items() if count > 1]
     if duplicated:
-        raise InputError(f"{source}: duplicate column name {duplicated[0]!r}")
+        raise InputError(f"{source}: duplicate column name {echo(duplicated[0])}")
 
 
 def _empty_to_null(frame: pl.DataFrame) -> pl.DataFrame:
@@ -554,5 +556,6 @@ def _pandas_column(name: str, column: pd.Series) -> pl.Series:
 
 
 def _first_line(err: BaseException) -> str:
+    """The first line of a library's error, cut: it may quote a value of the file."""
     lines = str(err).strip().splitlines()
-    return lines[0] if lines else type(err).__name__
+    return clip(lines[0]) if lines else type(err).__name__

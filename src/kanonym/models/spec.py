@@ -30,7 +30,7 @@ import difflib
 import re
 from collections.abc import Mapping
 
-from kanonym.errors import InputError
+from kanonym.errors import InputError, clip, echo
 from kanonym.hierarchy import Hierarchy
 from kanonym.models.base import PrivacyModel
 from kanonym.models.basic_beta_likeness import BasicBetaLikeness
@@ -80,11 +80,11 @@ def parse_model(
         {'model': 'enhanced-beta-likeness', 'attribute': 'disease', 'beta': 2.0}
     """
     if not isinstance(spec, str):
-        raise InputError(f"a model spec must be a string, got {spec!r}")
+        raise InputError(f"a model spec must be a string, got {echo(spec)}")
     try:
         return _parse(spec, sensitive_hierarchies or {})
     except InputError as error:
-        raise InputError(f"model '{spec}': {error}") from None
+        raise InputError(f"model {echo(spec)}: {error}") from None
 
 
 def _parse(spec: str, hierarchies: Mapping[str, Hierarchy]) -> PrivacyModel:
@@ -103,7 +103,7 @@ def _parse(spec: str, hierarchies: Mapping[str, Hierarchy]) -> PrivacyModel:
                 attribute=attribute, c=_decimal(c, "C"), l=_whole(size, "L")
             )
         raise InputError(
-            f"l-diversity variant '{variant}' is not distinct, entropy or recursive"
+            f"l-diversity variant {echo(variant)} is not distinct, entropy or recursive"
             f"{_did_you_mean(variant, ('distinct', 'entropy', 'recursive'))}; the forms are "
             "l-diversity:distinct:L:ATTR, l-diversity:entropy:L:ATTR, "
             "l-diversity:recursive:C:L:ATTR"
@@ -120,14 +120,14 @@ def _parse(spec: str, hierarchies: Mapping[str, Hierarchy]) -> PrivacyModel:
         if distance == "hierarchical":
             if attribute not in hierarchies:
                 raise InputError(
-                    f"hierarchical distance needs a hierarchy of '{attribute}' "
-                    f"(--sensitive {attribute}=HIERARCHY)"
+                    f"hierarchical distance needs a hierarchy of {echo(attribute)} "
+                    f"(--sensitive {clip(attribute)}=HIERARCHY)"
                 )
             return HierarchicalDistanceTCloseness(
                 attribute=attribute, t=_decimal(t, "T"), hierarchy=hierarchies[attribute]
             )
         raise InputError(
-            f"t-closeness distance '{distance}' is not equal, ordered or hierarchical"
+            f"t-closeness distance {echo(distance)} is not equal, ordered or hierarchical"
             f"{_did_you_mean(distance, ('equal', 'ordered', 'hierarchical'))}; the form is "
             "t-closeness:equal|ordered|hierarchical:T:ATTR"
         )
@@ -138,7 +138,7 @@ def _parse(spec: str, hierarchies: Mapping[str, Hierarchy]) -> PrivacyModel:
         if variant == "enhanced":
             return EnhancedBetaLikeness(attribute=attribute, beta=_decimal(beta, "B"))
         raise InputError(
-            f"beta-likeness variant '{variant}' is not basic or enhanced"
+            f"beta-likeness variant {echo(variant)} is not basic or enhanced"
             f"{_did_you_mean(variant, ('basic', 'enhanced'))}; the form is "
             "beta-likeness:basic|enhanced:B:ATTR"
         )
@@ -146,7 +146,7 @@ def _parse(spec: str, hierarchies: Mapping[str, Hierarchy]) -> PrivacyModel:
         delta, attribute = _fields(rest, 2, "delta-disclosure:D:ATTR")
         return DeltaDisclosurePrivacy(attribute=attribute, delta=_decimal(delta, "D"))
     raise InputError(
-        f"unknown model '{family}'{_did_you_mean(family, FAMILIES)}; the forms are {GRAMMAR}"
+        f"unknown model {echo(family)}{_did_you_mean(family, FAMILIES)}; the forms are {GRAMMAR}"
     )
 
 
@@ -165,11 +165,14 @@ def _fields(rest: str, count: int, form: str) -> list[str]:
 
 def _whole(text: str, what: str) -> int:
     if not _WHOLE.fullmatch(text):
-        raise InputError(f"{what} '{text}' is not a whole number")
-    return int(text)
+        raise InputError(f"{what} {echo(text)} is not a whole number")
+    try:
+        return int(text)
+    except ValueError:  # more digits than int() converts (sys.get_int_max_str_digits)
+        raise InputError(f"{what} {echo(text)} is too large") from None
 
 
 def _decimal(text: str, what: str) -> float:
     if not _DECIMAL.fullmatch(text):
-        raise InputError(f"{what} '{text}' is not a number")
+        raise InputError(f"{what} {echo(text)} is not a number")
     return float(text)

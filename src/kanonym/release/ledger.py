@@ -1492,12 +1492,12 @@ def _key_policy(
         )
     if key in config.hierarchies or key in config.sensitive:
         raise InputError(f"key column '{key}' is never released, so it cannot be a released role")
-    duplicated = table.frame.filter(pl.col(key).is_duplicated())
-    if duplicated.height:
-        first = duplicated.get_column(key).cast(pl.String).sort(nulls_last=True)[0]
-        shown = "<missing>" if first is None else f"'{first}'"
+    duplicated = int(table.frame.get_column(key).is_duplicated().sum())
+    if duplicated:
+        # A key identifies a person (an SSN): the message never shows its values.
         raise InputError(
-            f"{table.source}: key column '{key}': value {shown} appears more than once"
+            f"{table.source}: key column '{key}': {duplicated} rows share their key with "
+            "another row (key values are not shown); give every record a key of its own"
         )
     return tuple(name for name in config.identifying if name != key)
 
