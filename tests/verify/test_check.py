@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 import pytest
 
 from kanonym.errors import VerificationError
+from kanonym.hierarchy import Hierarchy
 from kanonym.verify import measure, verify_release
 
 
@@ -67,14 +69,25 @@ def test_k_larger_than_the_table_is_not_k_anonymous() -> None:
     assert not measure(sweeney_figure_2(), QI, 12).k_anonymous
 
 
+def _flat(values: list[str]) -> Hierarchy:
+    """The released values as leaves, each generalized to '*'."""
+    leaves = tuple(sorted(set(values)))
+    return Hierarchy("flat", (leaves, ("*",) * len(leaves)))
+
+
 def _verify(table: pl.DataFrame, **overrides) -> None:
+    """Figure 2 as both the input and its release at level 0 (every row its own source)."""
+    hierarchies = {q: _flat(table[q].to_list()) for q in QI}
     arguments = {
+        "source": table,
+        "source_rows": np.arange(table.height, dtype=np.int64),
         "quasi_identifiers": QI,
+        "hierarchies": hierarchies,
+        "levels": dict.fromkeys(QI, 0),
         "k": 2,
-        "input_rows": table.height,
+        "suppressed_rows": 0,
         "max_suppressed_rows": 0,
         "removed_columns": [],
-        "allowed_values": {},
     }
     arguments.update(overrides)
     verify_release(table, **arguments)
@@ -88,12 +101,27 @@ def test_verify_accepts_figure_2() -> None:
     ("overrides", "message"),
     [
         ({"k": 3}, "not 3-anonymous"),
-        ({"input_rows": 13}, "suppresses 2 rows"),
+        ({"suppressed_rows": 2}, "suppresses 0 rows; the report counts 2"),
         ({"removed_columns": ["Problem"]}, "identifying"),
-        ({"allowed_values": {"ZIP": {"0213*"}}}, r"'0214\*'"),
+        ({"levels": {**dict.fromkeys(QI, 0), "ZIP": 1}}, r"'0214\*' where its input value"),
         ({"quasi_identifiers": [*QI, "Name"]}, "lacks"),
+        ({"source_rows": np.arange(1, 12) % 11}, "row 5, column 'Race': 'Black' where"),
     ],
 )
 def test_verify_rejects_broken_releases(overrides, message) -> None:
     with pytest.raises(VerificationError, match=message):
         _verify(sweeney_figure_2(), **overrides)
+
+
+def test_verify_rejects_more_suppression_than_the_limit() -> None:
+    figure = sweeney_figure_2()
+    released = figure.head(9)
+    with pytest.raises(VerificationError, match="suppresses 2 rows; the limit is 1"):
+        _verify(
+            released,
+            source=figure,
+            source_rows=np.arange(9, dtype=np.int64),
+            hierarchies={q: _flat(figure[q].to_list()) for q in QI},
+            suppressed_rows=2,
+            max_suppressed_rows=1,
+        )

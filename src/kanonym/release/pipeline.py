@@ -654,6 +654,9 @@ def release_node(
     Returns the released table, the seed of its row shuffle (drawn from the
     operating system unless the config fixes one) and its blanked cells.
     Reports the ``transforming`` and ``verifying`` stages to ``on_progress``.
+    The check compares every released row with the input row it comes from
+    (the transform returns those rows; they are never written), and the rows
+    missing with the search's count for ``node``, which the report states.
     Raises VerificationError when the independent check fails.
     """
     encoded = evaluator.encoded
@@ -665,20 +668,23 @@ def release_node(
         )
         return released, seed, cells
     keep = kept_rows(evaluator.classes(node), evaluator.frequency_set.row_tuple)
-    released = generalize(table.frame, encoded, node, keep=keep, drop=config.identifying, seed=seed)
+    released, source_rows = generalize(
+        table.frame, encoded, node, keep=keep, drop=config.identifying, seed=seed
+    )
     stopwatch.lap("transform")
     announce(on_progress, "verifying")
     verify_release(
         released,
+        source=table.frame,
+        source_rows=source_rows,
         quasi_identifiers=encoded.names,
+        hierarchies=hierarchies,
+        levels=dict(zip(encoded.names, node, strict=True)),
         k=config.k,
-        input_rows=table.frame.height,
+        # The count the report states (the search's, for this node; cached).
+        suppressed_rows=evaluator.evaluate(node).suppressed_rows,
         max_suppressed_rows=evaluator.max_suppressed_rows,
         removed_columns=config.identifying,
-        allowed_values={
-            name: set(hierarchies[name].level_values(level))
-            for name, level in zip(encoded.names, node, strict=True)
-        },
     )
     verify_models(
         released, quasi_identifiers=encoded.names, source=table.frame, models=evaluator.models

@@ -15,9 +15,10 @@ Example:
     >>> h = Hierarchy("zip", (("02138", "02139"), ("0213*", "0213*")))
     >>> frame = pl.DataFrame({"name": ["a", "b"], "zip": ["02138", "02139"]})
     >>> enc = encode(frame, {"zip": h})
-    >>> out = generalize(frame, enc, (1,), keep=np.array([True, True]), drop=["name"], seed=1)
-    >>> out["zip"].to_list()
-    ['0213*', '0213*']
+    >>> out, rows = generalize(frame, enc, (1,), keep=np.array([False, True]), drop=["name"],
+    ...                        seed=1)
+    >>> out["zip"].to_list(), rows.tolist()
+    (['0213*'], [1])
 """
 
 from __future__ import annotations
@@ -59,8 +60,9 @@ def generalize(
     keep: npt.NDArray[np.bool_],
     drop: Sequence[str],
     seed: int,
-) -> pl.DataFrame:
-    """The released table: generalized, suppressed, identifiers dropped, shuffled.
+) -> tuple[pl.DataFrame, npt.NDArray[np.int64]]:
+    """The released table: generalized, suppressed, identifiers dropped, shuffled; and, for
+    each released row, the input row it comes from.
 
     Quasi-identifier columns become strings (labels of the hierarchy level);
     all other columns keep their values and types.
@@ -70,4 +72,6 @@ def generalize(
         for attribute, level in zip(encoded.attributes, node, strict=True)
     ]
     released = frame.with_columns(replacements).drop(list(drop)).filter(pl.Series(keep))
-    return shuffled(released, seed)[0]
+    table, order = shuffled(released, seed)
+    # The shuffle numbers the kept rows; the input numbers all of them.
+    return table, np.flatnonzero(keep).astype(np.int64)[order]

@@ -5,12 +5,15 @@ reads the released table as a plain Polars frame and counts, so a bug in the
 search cannot hide itself from the check that guards every write. Measures of
 sensitive attributes reuse the definitions in :mod:`kanonym.models.distribution`.
 Nor with ``recoding``: local recodings are checked from their printed labels.
+Every release is compared with its input row by row (:mod:`kanonym.verify.rows`,
+:mod:`kanonym.verify.local`), not only regrouped.
 """
 
 from kanonym.verify.cells import CellCounts, verify_cells
 from kanonym.verify.check import ClassSizeSummary, measure, verify_release
 from kanonym.verify.local import verify_local_recoding
 from kanonym.verify.models import verify_models
+from kanonym.verify.rows import verify_rows
 from kanonym.verify.sensitive import (
     CheckSummary,
     SensitiveSummary,
@@ -30,4 +33,5 @@ __all__ = [
     "verify_local_recoding",
     "verify_models",
     "verify_release",
+    "verify_rows",
 ]

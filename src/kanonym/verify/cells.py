@@ -4,11 +4,15 @@ Independent of the search and of the encoding: every released row is compared
 with the input row it comes from (the shuffle is given), each
 quasi-identifier's expected label is looked up in the hierarchy's own table of
 levels, and the release is regrouped by its values. Checks: no identifying
-column remains; every input row is released exactly once (cell suppression
-removes no row); every quasi-identifier value is its row's label at the chosen
-level or the hierarchy's root (a blanked cell); the rows holding a blanked cell
-are at most the limit; the table is k-anonymous grouping the released values,
-``*`` being an ordinary value. The models are checked by
+column remains and every other input column does, in order; every input row is
+released exactly once (cell suppression removes no row); every
+quasi-identifier value is its row's label at the chosen level or the
+hierarchy's root (a blanked cell); every other column holds its input row's
+value (as text, :func:`kanonym.verify.rows.require_unchanged`), so that no
+record is replaced by a copy of another; the rows holding a blanked cell are at
+most the limit; the table is k-anonymous grouping the released values, ``*``
+being an ordinary value. The blanked cells counted here are compared with the
+search's by the caller. The models are checked by
 :func:`kanonym.verify.verify_models` on the same table.
 
 Example:
@@ -37,6 +41,7 @@ import polars as pl
 from kanonym.errors import VerificationError
 from kanonym.hierarchy import Hierarchy
 from kanonym.verify.check import require_k_anonymous, require_removed
+from kanonym.verify.rows import gathered, require_columns, require_unchanged
 
 
 @dataclass(frozen=True)
@@ -92,12 +97,19 @@ def verify_cells(
     Returns the blanked cells counted from the table.
     """
     require_removed(released, removed_columns)
+    expected_columns = require_columns(released, source, removed_columns)
     n = source.height
-    if released.height != n or not np.array_equal(np.sort(source_rows), np.arange(n)):
+    if (
+        released.height != n
+        or len(source_rows) != n
+        or not np.array_equal(np.sort(source_rows), np.arange(n))
+    ):
         raise VerificationError(
             f"cell suppression releases every input row once: {released.height} rows "
             f"released of {n}"
         )
+    others = [c for c in expected_columns if c not in quasi_identifiers]
+    require_unchanged(released, gathered(source, others, source_rows), others, source_rows)
     blanked_rows = np.zeros(n, dtype=np.bool_)
     by_attribute: dict[str, int] = {}
     for name in quasi_identifiers:

@@ -13,9 +13,13 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+import numpy.typing as npt
 import polars as pl
 
 from kanonym.errors import VerificationError
+from kanonym.hierarchy import Hierarchy
+from kanonym.verify.rows import verify_rows
 
 
 @dataclass(frozen=True)
@@ -80,33 +84,47 @@ def require_k_anonymous(
 def verify_release(
     released: pl.DataFrame,
     *,
+    source: pl.DataFrame,
+    source_rows: npt.NDArray[np.int64],
     quasi_identifiers: Sequence[str],
+    hierarchies: Mapping[str, Hierarchy],
+    levels: Mapping[str, int],
     k: int,
-    input_rows: int,
+    suppressed_rows: int,
     max_suppressed_rows: int,
     removed_columns: Collection[str],
-    allowed_values: Mapping[str, Collection[str | None]],
 ) -> ClassSizeSummary:
-    """Re-check a release before it is written; raise VerificationError if it fails.
+    """Re-check a full-domain release before it is written; raise VerificationError if it fails.
 
-    Checks: no removed (identifying) column is present; every quasi-identifier
-    value is one of the labels allowed at the chosen hierarchy level; the table
-    is k-anonymous on the quasi-identifiers; no more than ``max_suppressed_rows``
-    rows are missing from the input.
+    ``source`` is the input table and ``source_rows[i]`` the input row that
+    released row i comes from; ``levels`` the chosen hierarchy level of each
+    quasi-identifier; ``suppressed_rows`` the rows the report says were removed.
+    Checks: no removed (identifying) column is present; each released row is
+    the generalization to ``levels`` of exactly one input row, its other cells
+    unchanged (:func:`kanonym.verify.rows.verify_rows`); the input rows released
+    by no row are exactly ``suppressed_rows``, at most ``max_suppressed_rows``;
+    the table is k-anonymous on the quasi-identifiers.
     """
     require_removed(released, removed_columns)
     missing = [c for c in quasi_identifiers if c not in released.columns]
     if missing:
         raise VerificationError(f"release lacks quasi-identifier column(s) {missing}")
-    for column, allowed in allowed_values.items():
-        values = released.get_column(column).cast(pl.String).unique().to_list()
-        stray = [v for v in values if v not in allowed]
-        if stray:
-            raise VerificationError(
-                f"release column '{column}' holds {stray[0]!r}, not a value of its hierarchy level"
-            )
-    suppressed = input_rows - released.height
-    if not 0 <= suppressed <= max_suppressed_rows:
+    verify_rows(
+        released,
+        source=source,
+        source_rows=source_rows,
+        quasi_identifiers=quasi_identifiers,
+        hierarchies=hierarchies,
+        removed_columns=removed_columns,
+        levels=levels,
+    )
+    # One-to-one: the rows no released row comes from are exactly the rows missing.
+    suppressed = source.height - released.height
+    if suppressed != suppressed_rows:
+        raise VerificationError(
+            f"release suppresses {suppressed} rows; the report counts {suppressed_rows}"
+        )
+    if suppressed > max_suppressed_rows:
         raise VerificationError(
             f"release suppresses {suppressed} rows; the limit is {max_suppressed_rows}"
         )
