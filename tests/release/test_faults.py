@@ -26,7 +26,7 @@ from tests.patients import write_patients
 
 from kanonym.config import AnonymizationConfig
 from kanonym.errors import InputError
-from kanonym.io.write import recover
+from kanonym.io.write import recover, write_atomic
 from kanonym.release import ledger as ledger_module
 from kanonym.release.ledger import Ledger
 
@@ -174,7 +174,7 @@ def test_issue10_p6_a_kill_at_any_point_leaves_all_old_or_all_new(
             recorded = len(Ledger(folder / "l.sqlite", create=False).entries())
             assert recorded in (1, 2), point
         # The next kanonym write in the folder settles what is left there.
-        recover(folder, decide=Ledger(folder / "l.sqlite").decide if ledger else None)
+        recover(folder)
         state = _state(folder, new)
         assert state in (("old", "old"), ("new", "new")), (point, state)
         if ledger:
@@ -331,3 +331,88 @@ def test_issue15_p9_the_next_run_removes_what_a_kill_left(tmp_path: Path) -> Non
     subprocess.run(run, env=_env(), check=True, capture_output=True)
     assert _state(folder, new) == ("new", "new")
     assert _leftovers(folder) == []
+
+
+# Found by review of points 4 and 6 (scenarios kept as tests).
+
+
+def test_issue10_p6_a_group_across_two_folders_is_recovered_from_either(tmp_path: Path) -> None:
+    """Killed after the commit point; the next write to the second folder finishes both."""
+    first, second = tmp_path / "A", tmp_path / "B"
+    for folder in (first, second):
+        folder.mkdir()
+    (first / "release.csv").write_text("old\n")
+    (second / "report.json").write_text("old\n")
+    child = (
+        "import os\n"
+        "from pathlib import Path\n"
+        "import kanonym.io.write as w\n"
+        "real = w._replace\n"
+        "calls = []\n"
+        "def dying(t, d):\n"
+        "    calls.append(1)\n"
+        "    if len(calls) == 1:\n"
+        "        return real(t, d)\n"
+        "    os._exit(9)\n"
+        "w._replace = dying\n"
+        f"w.write_atomic([(Path({str(first / 'release.csv')!r}), b'new\\n'),\n"
+        f"                (Path({str(second / 'report.json')!r}), b'new\\n')])\n"
+    )
+    assert subprocess.run([sys.executable, "-c", child], check=False).returncode == 9
+    write_atomic([(second / "other.csv", b"x\n")])  # the next write, to folder B only
+    assert (first / "release.csv").read_text() == "new\n"
+    assert (second / "report.json").read_text() == "new\n"
+    assert _leftovers(first) == [] and _leftovers(second) == []
+
+
+def test_issue10_p6_ctrl_c_during_the_ledger_commit_leaves_a_written_release(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C as the transaction commits: the release is recorded and its file written."""
+    import signal
+
+    real = ledger_module._commit
+
+    def commit_then_interrupt(connection: sqlite3.Connection) -> None:
+        real(connection)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(ledger_module, "_commit", commit_then_interrupt)
+    table = write_patients(tmp_path, rows=60)
+    config = AnonymizationConfig(
+        quasi_identifiers={"zip": "mask"},
+        identifying=("name", "ssn"),
+        insensitive=("birth_date", "sex", "diagnosis", "admission_date", "length_of_stay"),
+        k=3,
+        seed=7,
+    )
+    ledger = Ledger(tmp_path / "l.sqlite")
+    with pytest.raises(KeyboardInterrupt):
+        ledger.release(table, config, output=tmp_path / "r1.csv")
+    monkeypatch.undo()
+    assert [e.id for e in Ledger(tmp_path / "l.sqlite").entries()] == [1]
+    assert (tmp_path / "r1.csv").exists() and _leftovers(tmp_path) == []
+
+
+def test_issue10_p6_an_unrecorded_ledger_write_is_undone_by_the_next_plain_write(
+    tmp_path: Path,
+) -> None:
+    """A release killed before its ledger committed: the next write there removes its files."""
+    write_patients(tmp_path, rows=60)
+    # The process dies where the ledger would commit: files written beside their
+    # paths, the release not recorded.
+    child = (
+        "import os, sys\n"
+        "import kanonym.release.ledger as ledger\n"
+        "ledger._commit = lambda connection: os._exit(9)\n"
+        "from kanonym.cli.main import run\n"
+        "sys.argv = ['kanonym', *sys.argv[1:]]\n"
+        "run()\n"
+    )
+    command = _command(tmp_path, ledger=True, seed=1)
+    done = subprocess.run([sys.executable, "-c", child, *command[3:]], check=False, env=_env())
+    assert done.returncode == 9
+    assert any(p.suffix == ".tmp" for p in tmp_path.iterdir())
+    write_atomic([(tmp_path / "other.csv", b"x\n")])  # the next write in that folder
+    assert _leftovers(tmp_path) == []
+    assert not (tmp_path / "out.csv").exists()

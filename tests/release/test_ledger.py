@@ -562,3 +562,45 @@ def test_issue10_p4_a_version_1_ledger_is_upgraded_and_read_back(setting: Settin
     assert ledger.release_hierarchies(1) == {}
     second = setting.release(setting.pt, "out2", key="id", seed=2)
     assert set(ledger.release_hierarchies(second.entry.id)) == set(second.entry.quasi_identifiers)
+
+
+def test_issue10_p4_groups_joinable_on_one_column_are_audited_together(tmp_path: Path) -> None:
+    """Review finding: releases 1, 2 and 4 linked on 'j' broke k; release 3 hid that group.
+
+    Releases 1, 2 and 4 each publish one of a, b, c exactly and j; release 3
+    publishes only a, so 'all earlier releases at once' shares no exact
+    column and pairs alone stay k-anonymous. Release 4 must be refused.
+    """
+    rows = [
+        "1,0,1,p", "0,0,1,q", "0,0,1,q", "0,1,0,r", "1,0,0,q", "0,1,0,r", "1,1,0,p", "0,0,1,q",
+        "0,0,0,r", "1,0,0,q", "1,1,0,r", "0,1,0,r", "0,0,1,p", "0,0,0,r", "1,1,0,p", "0,0,0,r",
+    ]  # fmt: skip
+    source = tmp_path / "t.csv"
+    source.write_text("a,b,c,j\n" + "\n".join(rows) + "\n")
+    ledger = Ledger(tmp_path / "ledger.sqlite")
+    qi = {"a": "suppress", "b": "suppress", "c": "suppress"}
+
+    def release(number: int, exact: str) -> object:
+        hidden = {q: 1 for q in qi if q != exact}
+        config = AnonymizationConfig(
+            quasi_identifiers=qi,  # type: ignore[arg-type]
+            k=2,
+            seed=number,
+            min_levels=hidden,
+            max_levels={exact: 0},
+            insensitive=("j",),
+        )
+        return ledger.release(source, config, output=tmp_path / f"r{number}.csv")
+
+    release(1, "a")
+    release(2, "b")
+    ledger.release(
+        source,
+        AnonymizationConfig(
+            quasi_identifiers={"a": "suppress"}, k=2, seed=3, identifying=("b", "c", "j")
+        ),
+        output=tmp_path / "r3.csv",
+    )
+    with pytest.raises(VerificationError, match=r"linked with release\(s\) 1 2 on j"):
+        release(4, "c")
+    assert [e.id for e in ledger.entries()] == [1, 2, 3]

@@ -37,9 +37,11 @@ import json
 import os
 import secrets
 import signal
+import sqlite3
 import stat
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, assert_never
@@ -132,7 +134,7 @@ COMMITTED: list[Path] = []
 
 
 @contextlib.contextmanager
-def _interrupts_held() -> Iterator[None]:
+def interrupts_held() -> Iterator[None]:
     """Hold Ctrl-C back until the block ends, then raise it (main thread only).
 
     A handler rather than a signal mask: the mask is per thread, and the
@@ -154,22 +156,23 @@ def _interrupts_held() -> Iterator[None]:
 
 _JOURNAL_PREFIX = ".kanonym-"
 
-Decider = Callable[[Mapping[str, object]], bool | None]
-"""Decides a prepared journal's fate from its ``decided_by`` entry: True (it
-committed: finish it), False (it did not: undo it) or None (leave it)."""
-
 
 @dataclass(eq=False)
 class PreparedWrite:
     """A group of files written beside their destinations, before its commit point.
 
     Attributes:
-        journal: the journal file (``.kanonym-TOKEN.prepared``).
+        journal: the group's primary journal (``.kanonym-TOKEN.prepared`` in the
+            first destination's folder); its rename to ``.committed`` is the
+            commit point, and its lock says the group's process is alive.
+        secondaries: the group's journal in each other folder it writes to, so
+            that a write to any of them finds the group.
         destinations: the files' final paths, in order.
         temporaries: their temporary files, in the same order.
     """
 
     journal: Path
+    secondaries: list[Path]
     destinations: list[Path]
     temporaries: list[Path]
     _lock: int = field(repr=False)
@@ -186,7 +189,7 @@ class PreparedWrite:
         committed = self.journal.with_suffix(_COMMITTED)
         # Ctrl-C waits until the group is in place: an interrupt then leaves no
         # half-renamed group behind, and the command can say what it wrote.
-        with _interrupts_held():
+        with interrupts_held():
             self._commit(committed)
 
     def _commit(self, committed: Path) -> None:
@@ -200,8 +203,7 @@ class PreparedWrite:
                 _replace(temporary, destination)
             for directory in dict.fromkeys(d.parent for d in self.destinations):
                 _sync_directory(directory)
-            committed.unlink()
-            _sync_directory(committed.parent)
+            _remove_journals(self.secondaries, committed)
         except OSError as err:
             raise InputError(
                 f"{self.destinations[0]}: cannot put the release in place ({err.strerror}); "
@@ -211,14 +213,14 @@ class PreparedWrite:
             self._release()
 
     def abort(self) -> None:
-        """Undo the group before its commit point: remove the temporaries and the journal."""
+        """Undo the group before its commit point: remove the temporaries and the journals."""
         if self._closed:
             return
         for temporary in self.temporaries:
             with contextlib.suppress(OSError):
                 temporary.unlink(missing_ok=True)
         with contextlib.suppress(OSError):
-            self.journal.unlink(missing_ok=True)
+            _remove_journals(self.secondaries, self.journal)
         self._release()
 
     def _release(self) -> None:
@@ -230,11 +232,13 @@ class PreparedWrite:
 def prepare_write(
     files: Sequence[tuple[Path, bytes]], *, decided_by: Mapping[str, object] | None = None
 ) -> PreparedWrite:
-    """Write the group's journal and temporaries; nothing at a destination changes yet.
+    """Write the group's journals and temporaries; nothing at a destination changes yet.
 
-    ``decided_by`` is recorded in the journal for a group whose commit point
-    is elsewhere (the ledger's transaction): recovery then asks a
-    :data:`Decider`. A failure removes whatever was written.
+    ``decided_by`` names, for a group whose commit point is elsewhere, the
+    record that commits it: ``{"database": SQLite file, "table": T, "column":
+    C}``, committed when ``T`` has a row whose ``C`` is the primary journal's
+    path (the ledger's ``pending_files``). A failure removes whatever was
+    written.
 
     Raises:
         InputError: a destination is a directory, is listed twice, or cannot be
@@ -242,24 +246,43 @@ def prepare_write(
     """
     destinations = [Path(path) for path, _ in files]
     _check_destinations(destinations)
-    token = secrets.token_hex(4)
-    folder = destinations[0].parent
-    journal = folder / f"{_JOURNAL_PREFIX}{token}{_PREPARED}"
-    # Named by the group, not the destination, so that any file name the folder
-    # takes (up to 255 bytes) still has room for its temporary.
-    temporaries = [
-        d.with_name(f"{_JOURNAL_PREFIX}{token}.{i}.tmp") for i, d in enumerate(destinations)
-    ]
-    document = {
-        "destinations": [str(d.resolve()) for d in destinations],
-        "temporaries": [str(t.resolve()) for t in temporaries],
-        "decided_by": dict(decided_by) if decided_by is not None else None,
-    }
-    lock = _write_journal(journal, document, destinations[0])
+    for _ in range(8):
+        token = secrets.token_hex(8)
+        folders = list(dict.fromkeys(d.parent for d in destinations))
+        journals = [f / f"{_JOURNAL_PREFIX}{token}{_PREPARED}" for f in folders]
+        # Named by the group, not the destination, so that any file name the folder
+        # takes (up to 255 bytes) still has room for its temporary.
+        temporaries = [
+            d.with_name(f"{_JOURNAL_PREFIX}{token}.{i}.tmp") for i, d in enumerate(destinations)
+        ]
+        document = {
+            # Absolute, not resolved: a symbolic link at a destination is replaced
+            # like any file, whether the group completes now or in a recovery.
+            "destinations": [str(d.absolute()) for d in destinations],
+            "temporaries": [str(t.absolute()) for t in temporaries],
+            "journals": [str(j.absolute()) for j in journals],
+            "decided_by": dict(decided_by) if decided_by is not None else None,
+        }
+        lock = _write_journal(journals[0], document, destinations[0])
+        if lock is not None:
+            break
+    else:  # pragma: no cover - eight collisions of 64 random bits
+        raise InputError(f"{destinations[0]}: cannot write: no free temporary name")
     prepared = PreparedWrite(
-        journal=journal, destinations=destinations, temporaries=temporaries, _lock=lock
+        journal=journals[0],
+        secondaries=journals[1:],
+        destinations=destinations,
+        temporaries=temporaries,
+        _lock=lock,
     )
     try:
+        for secondary in journals[1:]:
+            # Locked only while written: recovery judges a group by its primary.
+            named = next(d for d in destinations if d.parent == secondary.parent)
+            held = _write_journal(secondary, document, named)
+            if held is None:
+                raise InputError(f"{named}: cannot write: temporary name taken")
+            os.close(held)
         for temporary, destination, (_, payload) in zip(
             temporaries, destinations, files, strict=True
         ):
@@ -270,13 +293,12 @@ def prepare_write(
     return prepared
 
 
-def write_atomic(files: Sequence[tuple[Path, bytes]], *, decide: Decider | None = None) -> None:
+def write_atomic(files: Sequence[tuple[Path, bytes]]) -> None:
     """Write every payload to its path, all of them or none of them.
 
     The group protocol of this module: interrupted groups in the destination
-    folders are recovered first (``decide`` settles those whose commit point
-    is a ledger's), then the group is prepared and committed. An existing
-    destination keeps its permission bits; a new one gets the usual
+    folders are recovered first, then the group is prepared and committed. An
+    existing destination keeps its permission bits; a new one gets the usual
     umask-based ones.
 
     Raises:
@@ -291,18 +313,19 @@ def write_atomic(files: Sequence[tuple[Path, bytes]], *, decide: Decider | None 
         ['a.csv', 'b.csv']
     """
     for folder in dict.fromkeys(Path(path).parent for path, _ in files):
-        recover(folder, decide=decide)
+        recover(folder)
     prepare_write(files).commit()
 
 
-def recover(folder: Path, *, decide: Decider | None = None) -> list[Path]:
-    """Finish or undo the interrupted groups whose journals are in ``folder``.
+def recover(folder: Path) -> list[Path]:
+    """Finish or undo the interrupted groups that have a journal in ``folder``.
 
-    A committed journal is finished (its remaining temporaries renamed into
-    place); a prepared one is undone (its temporaries removed) unless its
-    commit point is a ledger's, which ``decide`` settles (without ``decide``
-    it is left for the ledger). Journals still locked by a live process and
-    unreadable folders are left alone. Returns the journals handled.
+    A group is judged by its primary journal: committed, it is finished (its
+    remaining temporaries renamed into place, in every folder); prepared, it
+    is undone (its temporaries removed) unless its ``decided_by`` record says
+    it committed; locked, its process is alive and it is left alone. A journal
+    that cannot be handled (a folder gone read-only, a file system that
+    cannot lock) is left with a warning. Returns the journals handled.
     """
     handled: list[Path] = []
     try:
@@ -314,27 +337,24 @@ def recover(folder: Path, *, decide: Decider | None = None) -> list[Path]:
     except OSError:
         return handled
     for journal in names:
-        with _locked(journal) as locked:
-            if not locked:
-                continue
-            if journal.suffix == _PART:
-                # Killed while writing the journal: no temporary exists yet.
-                journal.unlink(missing_ok=True)
-            elif journal.suffix in (_PREPARED, _COMMITTED):
-                if not _settle(journal, decide):
-                    continue
-            else:
-                continue
-            _sync_directory(folder)
-            handled.append(journal)
+        try:
+            if _recover_one(journal):
+                _sync_directory(folder)
+                handled.append(journal)
+        except OSError as error:
+            warnings.warn(
+                f"{journal}: interrupted write left as it is ({error.strerror or error})",
+                stacklevel=2,
+            )
     return handled
 
 
 def finish(journal: Path) -> bool:
     """Finish the group of a journal whose commit point has passed (the ledger's recovery).
 
-    Returns False if the journal is locked by a live process; True once the
-    group is complete (also when nothing was left to do).
+    Returns False if the group's process is alive (or the group cannot be
+    finished now); True once the group is complete (also when nothing was
+    left to do).
     """
     for candidate in (journal.with_suffix(_COMMITTED), journal.with_suffix(_PREPARED)):
         with _locked(candidate) as locked:
@@ -342,35 +362,76 @@ def finish(journal: Path) -> bool:
                 continue
             if not locked:
                 return False
-            _complete(candidate, _read_journal(candidate), roll_forward=True)
-            _sync_directory(candidate.parent)
+            try:
+                _complete(_read_journal(candidate), roll_forward=True)
+            except OSError:
+                return False
     return True
 
 
-def _settle(journal: Path, decide: Decider | None) -> bool:
-    """Finish or undo one journal (locked by the caller); False if left alone."""
+def _recover_one(journal: Path) -> bool:
+    """Settle one journal found in a folder; False if left alone."""
+    if journal.suffix == _PART:
+        with _locked(journal) as locked:
+            if not locked:
+                return False
+            # Killed while writing this journal: nothing of its group exists beside it.
+            journal.unlink(missing_ok=True)
+            return True
     document = _read_journal(journal)
-    if journal.suffix == _COMMITTED:
-        forward = True
-    elif document.get("decided_by") is None:
-        forward = False
-    else:
-        decided_by = document["decided_by"]
-        verdict = (
-            None
-            if decide is None or not isinstance(decided_by, Mapping)
-            else decide({**decided_by, "journal": str(journal.resolve())})
-        )
-        if verdict is None:
-            return False
-        forward = verdict
-    _complete(journal, document, roll_forward=forward)
+    journals = [Path(j) for j in _strings(document.get("journals"))] or [journal.absolute()]
+    primary = journals[0]
+    for name in (primary.with_suffix(_COMMITTED), primary.with_suffix(_PREPARED)):
+        with _locked(name) as locked:
+            if locked is None:
+                continue
+            if not locked:
+                return False
+            forward = name.suffix == _COMMITTED or _committed_elsewhere(
+                document.get("decided_by"), primary.with_suffix(_PREPARED)
+            )
+            if forward is None:
+                return False
+            _complete(document, roll_forward=forward)
+            return True
+    # The primary is gone: its group was completed or undone, and this journal is
+    # a leftover of that (the primary is always removed last).
+    journal.unlink(missing_ok=True)
     return True
 
 
-def _complete(journal: Path, document: Mapping[str, object], *, roll_forward: bool) -> None:
+def _committed_elsewhere(decided_by: object, primary: Path) -> bool | None:
+    """Whether the record named by ``decided_by`` committed the group (None: cannot tell).
+
+    No ``decided_by``: the journal's own rename was the commit point, and a
+    prepared journal did not pass it. A database that does not exist cannot
+    have committed it.
+    """
+    if not isinstance(decided_by, Mapping):
+        return False
+    database = Path(str(decided_by.get("database", "")))
+    table, column = str(decided_by.get("table", "")), str(decided_by.get("column", ""))
+    if not database.is_file():
+        return False
+    if not (table.isidentifier() and column.isidentifier()):
+        return None
+    try:
+        connection = sqlite3.connect(f"{database.absolute().as_uri()}?mode=ro", uri=True)
+        try:
+            found = connection.execute(
+                f"SELECT 1 FROM {table} WHERE {column} = ?", (str(primary.absolute()),)
+            ).fetchone()
+        finally:
+            connection.close()
+    except sqlite3.Error:
+        return None
+    return found is not None
+
+
+def _complete(document: Mapping[str, object], *, roll_forward: bool) -> None:
     destinations = [Path(str(d)) for d in _strings(document.get("destinations"))]
     temporaries = [Path(str(t)) for t in _strings(document.get("temporaries"))]
+    journals = [Path(j) for j in _strings(document.get("journals"))]
     for temporary, destination in zip(temporaries, destinations, strict=False):
         if not temporary.exists():
             continue  # renamed into place before the interruption (or never written)
@@ -380,7 +441,20 @@ def _complete(journal: Path, document: Mapping[str, object], *, roll_forward: bo
             temporary.unlink()
     for directory in dict.fromkeys(d.parent for d in destinations):
         _sync_directory(directory)
-    journal.unlink(missing_ok=True)
+    if journals:
+        primary = journals[0]
+        for name in (primary.with_suffix(_COMMITTED), primary.with_suffix(_PREPARED)):
+            if name.exists():
+                _remove_journals(journals[1:], name)
+
+
+def _remove_journals(secondaries: Sequence[Path], primary: Path) -> None:
+    """Remove a group's journals, the primary last (a secondary never outlives it)."""
+    for secondary in secondaries:
+        secondary.unlink(missing_ok=True)
+        _sync_directory(secondary.parent)
+    primary.unlink(missing_ok=True)
+    _sync_directory(primary.parent)
 
 
 def _strings(value: object) -> list[str]:
@@ -401,10 +475,12 @@ def _locked(path: Path) -> Iterator[bool | None]:
     """Hold ``path``'s lock if no live process does: True, False (held), None (no file).
 
     The path is checked to still name the locked file afterwards: a journal
-    renamed meanwhile is handled under its new name.
+    renamed meanwhile is handled under its new name. Opened for writing, as
+    NFS's emulation of ``flock`` needs for an exclusive lock; a file system
+    that cannot lock at all counts as held (the journal is left alone).
     """
     try:
-        descriptor = os.open(path, os.O_RDONLY)
+        descriptor = os.open(path, os.O_RDWR)
     except OSError:
         yield None
         return
@@ -423,20 +499,31 @@ def _locked(path: Path) -> Iterator[bool | None]:
         os.close(descriptor)
 
 
-def _write_journal(journal: Path, document: Mapping[str, object], first: Path) -> int:
-    """Create the journal, complete and synced, and return its locked descriptor."""
+def _write_journal(journal: Path, document: Mapping[str, object], first: Path) -> int | None:
+    """Create the journal, complete and synced; its locked descriptor (None: name taken)."""
     part = journal.with_suffix(_PART)
     try:
         descriptor = os.open(part, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return None
     except OSError as err:
         raise InputError(_unwritable(first, err)) from None
     try:
         fcntl.flock(descriptor, fcntl.LOCK_EX)
+        if not os.path.samestat(os.fstat(descriptor), part.stat()):
+            raise FileNotFoundError(part)
         os.write(descriptor, json.dumps(document).encode("utf-8"))
         os.fsync(descriptor)
+        if journal.exists():
+            raise FileExistsError(journal)
         # Renamed only once complete, so a journal is never read half written.
         part.replace(journal)
         _sync_directory(journal.parent)
+    except (FileNotFoundError, FileExistsError):
+        # Another process's recovery took the part between its creation and its
+        # lock, or the name is in use: the caller tries another name.
+        os.close(descriptor)
+        return None
     except OSError as err:
         os.close(descriptor)
         with contextlib.suppress(OSError):

@@ -72,7 +72,7 @@ from kanonym.errors import InputError, LedgerPendingError, VerificationError
 from kanonym.hierarchy import Hierarchy, SuppressBuilder, parse_hierarchy
 from kanonym.io import Table, load
 from kanonym.io.paths import check_destinations
-from kanonym.io.write import PreparedWrite, finish, prepare_write, recover
+from kanonym.io.write import PreparedWrite, finish, interrupts_held, prepare_write, recover
 from kanonym.models import required_k
 from kanonym.release.audit import AuditResult, ancestor_pairs, link
 from kanonym.release.pipeline import Result, anonymize_table
@@ -477,31 +477,8 @@ class Ledger:
                 )
                 _commit(connection)
         for folder in dict.fromkeys(Path(output).parent for output in outputs):
-            recover(folder, decide=self.decide)
+            recover(folder)
         return done
-
-    def decide(self, decided_by: Mapping[str, object]) -> bool | None:
-        """Settle an interrupted write whose commit point is a ledger transaction.
-
-        True if the ledger it names recorded the release (finish it), False
-        if not (undo it), None if that ledger cannot be read now (leave it).
-        """
-        named = Path(str(decided_by.get("ledger", "")))
-        journal = str(decided_by.get("journal", ""))
-        try:
-            ledger = self if named.resolve() == self.path.resolve() else Ledger(named, create=False)
-            if not ledger.path.exists():
-                return False
-            with ledger._connect() as connection:
-                if not _has_table(connection, "pending_files"):
-                    return False
-                found = connection.execute(
-                    "SELECT 1 FROM pending_files WHERE journal IN (?, ?)",
-                    (journal, str(Path(journal).with_suffix(".prepared"))),
-                ).fetchone()
-        except (InputError, OSError):
-            return None
-        return found is not None
 
     def _create(self, connection: sqlite3.Connection) -> None:
         connection.execute("BEGIN IMMEDIATE")
@@ -740,10 +717,13 @@ class Ledger:
 
         Sweeney (2002, §4.2): releases of one table that share attributes can
         be joined on them. Before a release is recorded it is linked, as
-        :meth:`audit` would link it, with each earlier release of its source
-        and, when there are several, with all of them at once; every linked
-        table must be k-anonymous for the largest k involved. So a release the
-        ledger records always passes the ledger's own audit.
+        :meth:`audit` would link it, with each earlier release of its source,
+        with all of them at once, and, for each column this release publishes
+        exactly, with all the earlier releases that publish it exactly too (the
+        groups an attacker can join on that column, whatever the other
+        releases publish); every linked table must be k-anonymous for the
+        largest k involved. Releases that share no column published exactly by
+        all of them cannot be linked record by record and are not a group.
 
         Raises:
             VerificationError: a linked table has classes below k.
@@ -753,6 +733,22 @@ class Ledger:
         groups = [[e] for e in earlier]
         if len(earlier) > 1:
             groups.append(list(earlier))
+            released = {e.id: self.release_table(e.id) for e in earlier}
+            resolved = {
+                e.id: self._resolved(e, [released[e.id], result.table], new) for e in earlier
+            }
+            for column in result.table.columns:
+                hierarchies = [h[column] for h in (new, *resolved.values()) if column in h]
+                if hierarchies and not _exact([result.table], column, hierarchies):
+                    continue
+                group = [
+                    e
+                    for e in earlier
+                    if column in released[e.id].columns
+                    and (not hierarchies or _exact([released[e.id]], column, hierarchies))
+                ]
+                if len(group) > 1 and group not in groups:
+                    groups.append(group)
         for group in groups:
             tables = [*(self.release_table(e.id) for e in group), result.table]
             linked = link_releases(
@@ -1078,37 +1074,45 @@ class Ledger:
                 report_extra={"ledger": _report_section(self.path, entry, kept_cells)},
             )
             for folder in dict.fromkeys(path.parent for path, _ in payloads):
-                recover(folder, decide=self.decide)
-            prepared = prepare_write(
-                payloads, decided_by={"ledger": str(self.path.resolve()), "release": entry.id}
-            )
-            try:
-                moved = self._record(
-                    entry,
-                    result,
-                    published,
-                    prepared,
-                    since=plan.last_id,
-                    same_source=lambda e, c: (
-                        _same_source(e.source, e.source_sha256, source, fingerprint)
-                        or _shares_keys(c, e.id, key_hashes)
-                    ),
-                )
-            except BaseException:
-                prepared.abort()
-                raise
+                recover(folder)
+            # The ledger's row in pending_files, not the journal's rename, commits it.
+            decided_by = {
+                "database": str(self.path.absolute()),
+                "table": "pending_files",
+                "column": "journal",
+            }
+            prepared = prepare_write(payloads, decided_by=decided_by)
+            # Ctrl-C waits from the transaction until the files are in place: a release
+            # is then either not recorded (and not written) or recorded and written.
+            with interrupts_held():
+                try:
+                    moved = self._record(
+                        entry,
+                        result,
+                        published,
+                        prepared,
+                        since=plan.last_id,
+                        same_source=lambda e, c: (
+                            _same_source(e.source, e.source_sha256, source, fingerprint)
+                            or _shares_keys(c, e.id, key_hashes)
+                        ),
+                    )
+                except BaseException:
+                    prepared.abort()
+                    raise
+                if moved is None:
+                    # Recorded: from here on the release is completed, now or on the next use.
+                    try:
+                        prepared.commit()
+                    except InputError as error:
+                        raise LedgerPendingError(
+                            f"recorded as release {entry.id} in {self.path}, but {error}; "
+                            "the ledger's next use completes it"
+                        ) from None
             if moved is None:
                 break
             prepared.abort()
             number = moved
-        # Recorded: from here on the release is completed, now or on the next use.
-        try:
-            prepared.commit()
-        except InputError as error:
-            raise LedgerPendingError(
-                f"recorded as release {entry.id} in {self.path}, but {error}; the ledger's "
-                "next use completes it"
-            ) from None
         with contextlib.suppress(InputError, sqlite3.Error), self._connect() as connection:
             # Confirmed; if this fails, the next use finds the files complete.
             connection.execute("DELETE FROM pending_files WHERE release_id = ?", (entry.id,))
@@ -1165,7 +1169,7 @@ class Ledger:
                 _insert_content(connection, entry.id, result)
                 connection.execute(
                     "INSERT INTO pending_files VALUES (?, ?)",
-                    (entry.id, str(prepared.journal.resolve())),
+                    (entry.id, str(prepared.journal.absolute())),
                 )
                 _commit(connection)
             except BaseException as error:
