@@ -4,13 +4,16 @@ A release is never written partially. Its files (the release, its JSON and
 HTML reports) are written as one *group* (:func:`prepare_write`):
 
 1. a journal ``.kanonym-TOKEN.prepared`` listing every destination and its
-   temporary file is written and synced in the first destination's folder,
-   and stays locked (``flock``) while its process works on it;
+   temporary file is written and synced in the first destination's folder
+   (the primary, locked with ``flock`` while its process works on it), and a
+   copy in every other folder the group writes to, so that a write to any of
+   them finds the group;
 2. every payload goes to its temporary file ``.kanonym-TOKEN.N.tmp`` beside
    its destination, flushed and fsynced; nothing at a destination has changed;
-3. the commit point: the journal is renamed to ``.kanonym-TOKEN.committed``
-   (:meth:`PreparedWrite.commit`); a ledger release commits its ledger
-   transaction first, and the ledger decides (:mod:`kanonym.release.ledger`);
+3. the commit point: the primary is renamed to ``.kanonym-TOKEN.committed``
+   (:meth:`PreparedWrite.commit`), or, for a group whose journal names a
+   record that commits it (``decided_by``: the ledger's ``pending_files``
+   row, :mod:`kanonym.release.ledger`), that record's transaction;
 4. the temporaries are renamed over their destinations, the folders synced,
    and the journal removed.
 
