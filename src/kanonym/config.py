@@ -20,10 +20,17 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from types import MappingProxyType
-from typing import cast
+from typing import TypeVar, cast
 
-from kanonym.errors import HierarchyError, InputError, NestedColumnError, echo
-from kanonym.hierarchy import Hierarchy, HierarchyBuilder, parse_hierarchy, spec_file
+from kanonym.errors import HierarchyError, InputError, NestedColumnError, clip, echo
+from kanonym.hierarchy import (
+    DUPLICATES,
+    Duplicates,
+    Hierarchy,
+    HierarchyBuilder,
+    parse_hierarchy,
+    spec_file,
+)
 from kanonym.io.paths import check_destinations
 from kanonym.io.read import read_schema
 from kanonym.io.table import nested_columns
@@ -34,6 +41,7 @@ from kanonym.search import ALGORITHMS, DEFAULT_ALGORITHM, DEFAULT_POLICY, POLICI
 from kanonym.technique import TECHNIQUES, Technique, resolve_technique
 
 HierarchyLike = Hierarchy | HierarchyBuilder
+_Choice = TypeVar("_Choice", bound=str)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -169,6 +177,10 @@ class AnonymizationConfig:
         numeric, categorical: quasi-identifiers a local recoding cuts as
             numbers (ranges) or along their hierarchies, overriding the
             automatic choice (:func:`kanonym.recoding.numeric_flags`).
+        hierarchy_duplicates: how to read an ARX hierarchy file that lists a
+            value on two lines with different generalizations: ``"error"``
+            (default) refuses it, ``"last"`` keeps the last line, as ARX does
+            (:func:`kanonym.hierarchy.load_arx`); the reports list those values.
         technique: Samarati's technique class (:mod:`kanonym.technique`):
             ``AG_TS`` (default), ``AG_``/``AG_AS``, ``AG_CS``, ``_TS``, ``_AS``
             or ``_CS``; None means the algorithm's default (``AG_CS`` for
@@ -196,14 +208,22 @@ class AnonymizationConfig:
     base_dir: Path | None = None
     numeric: tuple[str, ...] = ()
     categorical: tuple[str, ...] = ()
+    hierarchy_duplicates: Duplicates = "error"
 
     def __post_init__(self) -> None:
         if not isinstance(self.quasi_identifiers, Mapping) or not self.quasi_identifiers:
             raise InputError("at least one quasi-identifier (--qi COL=HIERARCHY) is required")
+        if self.hierarchy_duplicates not in DUPLICATES:
+            raise InputError(
+                f"hierarchy_duplicates must be one of {', '.join(map(repr, DUPLICATES))}, "
+                f"got {echo(self.hierarchy_duplicates)}"
+            )
         parsed: dict[str, HierarchyLike] = {}
         for name, hierarchy in self.quasi_identifiers.items():
             _names(name, "quasi-identifier")
-            parsed[name] = _hierarchy(hierarchy, self.base_dir, f"quasi-identifier '{name}'")
+            parsed[name] = _hierarchy(
+                hierarchy, self.base_dir, f"quasi-identifier '{name}'", self.hierarchy_duplicates
+            )
         object.__setattr__(self, "quasi_identifiers", MappingProxyType(parsed))
         object.__setattr__(self, "identifying", _names(self.identifying, "identifying"))
         object.__setattr__(self, "insensitive", _names(self.insensitive, "insensitive"))
@@ -228,7 +248,9 @@ class AnonymizationConfig:
             "sensitive_hierarchies",
             MappingProxyType(
                 {
-                    name: _hierarchy(h, self.base_dir, f"sensitive attribute '{name}'")
+                    name: _hierarchy(
+                        h, self.base_dir, f"sensitive attribute '{name}'", self.hierarchy_duplicates
+                    )
                     for name, h in self.sensitive_hierarchies.items()
                 }
             ),
@@ -367,15 +389,19 @@ class AnonymizationConfig:
 
 
 def _hierarchy(
-    source: HierarchyLike | str | Path, base_dir: Path | None, owner: str
+    source: HierarchyLike | str | Path,
+    base_dir: Path | None,
+    owner: str,
+    duplicates: Duplicates = "error",
 ) -> HierarchyLike:
     """A hierarchy or builder as given; a spec string or CSV path parsed.
 
-    A malformed spec's message names its column (``owner``); a file's names the file.
+    A malformed spec's message names its column (``owner``); a file's names the
+    file. ``duplicates`` is how a file listing a value twice is read.
     """
     if isinstance(source, str | Path):
         try:
-            return parse_hierarchy(str(source), base_dir=base_dir)
+            return parse_hierarchy(str(source), base_dir=base_dir, duplicates=duplicates)
         except HierarchyError:
             raise
         except InputError as error:
@@ -471,8 +497,44 @@ JOB_KEYS = frozenset(
         "numeric",
         "categorical",
         "technique",
+        "hierarchy-duplicates",
     }
 )
+
+
+def canonical_key(key: str) -> str:
+    """A job key as :data:`JOB_KEYS` spells it: ``-`` for ``_``, ``models`` for ``model``.
+
+    Example:
+        >>> canonical_key("max_suppression"), canonical_key("model")
+        ('max-suppression', 'models')
+    """
+    name = key.replace("_", "-")
+    # The command line's repeatable --model fills the job file's `models`.
+    return "models" if name == "model" else name
+
+
+def refuse_two_spellings(options: Mapping[str, object], where: str) -> None:
+    """Refuse a key given in two spellings, such as ``max-suppression`` and ``max_suppression``.
+
+    Keys may use ``-`` or ``_``; a job giving one key both ways would use one
+    value and silently ignore the other.
+
+    Example:
+        >>> refuse_two_spellings({"max-suppression": 0.1, "max_suppression": 0.5}, "job.toml")
+        Traceback (most recent call last):
+        ...
+        kanonym.errors.InputError: job.toml: 'max-suppression' and 'max_suppression' are one \
+key spelled two ways, so one value would be ignored; keep one of them
+    """
+    seen: dict[str, str] = {}
+    for key in options:
+        first = seen.setdefault(canonical_key(key), key)
+        if first != key:
+            raise InputError(
+                f"{where}: {echo(first)} and {echo(key)} are one key spelled two ways, so one "
+                "value would be ignored; keep one of them"
+            )
 
 
 def _qi_mapping(value: object, where: str) -> dict[str, str]:
@@ -497,10 +559,8 @@ class _Options:
     """Typed access to flag-named options; every error names where they came from."""
 
     def __init__(self, options: Mapping[str, object], where: str) -> None:
-        self.values = {key.replace("_", "-"): value for key, value in options.items()}
-        # The command line's repeatable --model fills the job file's `models`.
-        if "model" in self.values:
-            self.values["models"] = self.values.pop("model")
+        refuse_two_spellings(options, where)
+        self.values = {canonical_key(key): value for key, value in options.items()}
         self.where = where
         unknown = sorted(set(self.values) - JOB_KEYS)
         if unknown:
@@ -549,6 +609,16 @@ class _Options:
         if not isinstance(value, str):
             raise self._bad(key, "a string")
         return value
+
+    def choice(self, key: str, choices: Sequence[_Choice]) -> _Choice | None:
+        """One of ``choices``, given as a string."""
+        value = self.values.get(key)
+        if value is None:
+            return None
+        for choice in choices:
+            if value == choice:
+                return choice
+        raise self._bad(key, " or ".join(f"'{choice}'" for choice in choices))
 
     def boolean(self, key: str) -> bool:
         value = self.values.get(key, False)
@@ -688,6 +758,7 @@ def job_from_options(
         base_dir=base_dir,
         numeric=opts.names("numeric"),
         categorical=opts.names("categorical"),
+        hierarchy_duplicates=opts.choice("hierarchy-duplicates", DUPLICATES) or "error",
     )
     _refuse_nested(source, config)
     return ReleaseJob(
@@ -716,16 +787,20 @@ def _refuse_nested(source: Path, config: AnonymizationConfig) -> None:
 
 
 def read_job_file(path: Path) -> dict[str, object]:
-    """The raw options of a TOML job file; errors name the file."""
+    """The raw options of a TOML job file; errors name the file.
+
+    A key written in two spellings (``max-suppression`` and
+    ``max_suppression``) is refused: one value would be ignored.
+    """
     try:
         with path.open("rb") as handle:
-            return tomllib.load(handle)
+            options = tomllib.load(handle)
     except FileNotFoundError:
         raise InputError(f"{path}: job file not found") from None
     except OSError as error:
         raise InputError(f"{path}: cannot read job file ({error.strerror})") from None
     except tomllib.TOMLDecodeError as error:
-        raise InputError(f"{path}: not valid TOML ({error})") from None
+        raise InputError(f"{path}: not valid TOML ({clip(str(error))})") from None
     except UnicodeDecodeError as error:
         # TOML is UTF-8 by definition; a file saved as cp1252 or latin-1 fails here.
         raise InputError(
@@ -738,3 +813,5 @@ def read_job_file(path: Path) -> dict[str, object]:
             f"{path}: arrays or inline tables nested too deeply for a job file; "
             "a job's values are flat lists and tables"
         ) from None
+    refuse_two_spellings(options, str(path))
+    return options

@@ -115,6 +115,34 @@ class HierarchyError(InputError):
     """A hierarchy is malformed or does not cover a value of its column."""
 
 
+class RepeatedLeafError(HierarchyError):
+    """An ARX hierarchy file lists a value on two lines with different generalizations.
+
+    ARX itself keeps the last line; kanonym refuses the file unless asked to do
+    the same (``duplicates="last"``). ``problem`` is the message without the
+    fix (:data:`REPEATED_LEAF_FIX`), so the command line can name its own
+    option; a message made from another one's text (prefixed with where it
+    came from) keeps that split.
+
+    Example:
+        >>> error = RepeatedLeafError("h.csv: value '94' is listed twice")
+        >>> str(error) == f"h.csv: value '94' is listed twice; {REPEATED_LEAF_FIX}"
+        True
+        >>> RepeatedLeafError(f"report.json: {error}").problem
+        "report.json: h.csv: value '94' is listed twice"
+    """
+
+    def __init__(self, problem: str) -> None:
+        self.problem = problem.removesuffix(f"; {REPEATED_LEAF_FIX}")
+        super().__init__(f"{self.problem}; {REPEATED_LEAF_FIX}")
+
+
+REPEATED_LEAF_FIX = (
+    "keep one line per value, or pass duplicates='last' to keep each value's last line, as ARX does"
+)
+"""How the library says to fix a :class:`RepeatedLeafError`."""
+
+
 class VerificationError(KanonymError):
     """The final table failed the independent re-check; nothing was written."""
 

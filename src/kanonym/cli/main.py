@@ -21,19 +21,28 @@ from kanonym._version import __version__
 from kanonym.cli import attacks
 from kanonym.cli.ledger_commands import LEDGER_HANDLERS, add_ledger_commands
 from kanonym.cli.progress import SearchProgressBar
-from kanonym.config import JOB_KEYS, ReleaseJob, job_from_options, parse_fraction, read_job_file
+from kanonym.config import (
+    JOB_KEYS,
+    ReleaseJob,
+    canonical_key,
+    job_from_options,
+    parse_fraction,
+    read_job_file,
+)
 from kanonym.errors import (
     ColumnNotFoundError,
     DateFormatError,
     InputError,
     KanonymError,
     NestedColumnError,
+    RepeatedLeafError,
     StaleTransformationError,
     UnassignedColumnsError,
     VerificationError,
     clip,
     echo,
 )
+from kanonym.hierarchy import DUPLICATES
 from kanonym.io.paths import check_destinations
 from kanonym.io.read import read_schema
 from kanonym.io.table import nested_columns
@@ -365,6 +374,11 @@ def _build_parser() -> _Parser:
         "--max-level", nargs="+", action="extend", metavar="COL=L", help="greatest level allowed"
     )
     run.add_argument(
+        "--hierarchy-duplicates",
+        choices=DUPLICATES,
+        help=HIERARCHY_DUPLICATES_HELP,
+    )
+    run.add_argument(
         "--quiet", action="store_true", help="no progress bar, nothing printed on success"
     )
 
@@ -423,6 +437,11 @@ def _build_parser() -> _Parser:
     reapply.add_argument(
         "--report-html", metavar="REPORT.html", help="HTML report of this release (matplotlib)"
     )
+    reapply.add_argument(
+        "--hierarchy-duplicates",
+        choices=DUPLICATES,
+        help=HIERARCHY_DUPLICATES_HELP + " (default: as the report's release read them)",
+    )
     reapply.add_argument("--quiet", action="store_true", help="print nothing on success")
 
     demo = commands.add_parser(
@@ -445,6 +464,11 @@ def _build_parser() -> _Parser:
     add_ledger_commands(commands)
     return parser
 
+
+HIERARCHY_DUPLICATES_HELP = (
+    "an ARX hierarchy file listing a value on two lines with different generalizations: "
+    "error (default) refuses it, last keeps the last line as ARX does; the reports list them"
+)
 
 DELIMITER_HELP = (
     "CSV delimiter: one character, or tab (also \\t), comma, semicolon, pipe or space "
@@ -497,6 +521,7 @@ _JOB_FLAGS = (
     "numeric",
     "categorical",
     "report_html",
+    "hierarchy_duplicates",
 )
 
 
@@ -511,6 +536,9 @@ def job_options(args: argparse.Namespace) -> tuple[dict[str, object], Path, str]
     else:
         where = f"kanonym {args.command}"
     flags = {name: getattr(args, name) for name in _JOB_FLAGS if getattr(args, name) is not None}
+    # A flag replaces the file's value however the file spells the key.
+    for key in [key for key in options if canonical_key(key) in map(canonical_key, flags)]:
+        del options[key]
     if flags and args.config is not None:
         # Flags are relative to the working directory, the file's keys to its folder.
         for key in ("input", "output", "report", "report_html"):
@@ -666,7 +694,11 @@ def _apply(args: argparse.Namespace) -> int:
         from kanonym.release.apply import apply_transformation  # only this command needs it
 
         result = apply_transformation(
-            args.input, args.report, seed=args.seed, delimiter=args.delimiter
+            args.input,
+            args.report,
+            seed=args.seed,
+            delimiter=args.delimiter,
+            hierarchy_duplicates=args.hierarchy_duplicates,
         )
     except StaleTransformationError as error:
         # Not bad input: the batch is valid, the recorded levels just no longer suffice.
@@ -803,6 +835,12 @@ def flag_message(error: KanonymError, args: argparse.Namespace) -> str | None:
                 f"{where}; {args.command} takes column names after --qi, not COL=HIERARCHY "
                 f"(it measures the values as they are in the file): write --qi {names}"
             )
+    if isinstance(error, RepeatedLeafError):
+        return (
+            f"{error.problem}; keep one line per value, or give --hierarchy-duplicates last "
+            '(job file: hierarchy-duplicates = "last") to keep each value\'s last line, as ARX '
+            "does"
+        )
     if isinstance(error, DateFormatError) and error.suggested:
         flag = _flag_of(error.column, args)
         if flag is not None:

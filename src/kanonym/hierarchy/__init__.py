@@ -10,7 +10,7 @@ Example:
     (5, ('0213*',))
 """
 
-from kanonym.hierarchy.arx import load_arx
+from kanonym.hierarchy.arx import DUPLICATES, Duplicates, load_arx
 from kanonym.hierarchy.builders import (
     DateBuilder,
     HierarchyBuilder,
@@ -18,15 +18,18 @@ from kanonym.hierarchy.builders import (
     MaskBuilder,
     SuppressBuilder,
 )
-from kanonym.hierarchy.hierarchy import Hierarchy
+from kanonym.hierarchy.hierarchy import Hierarchy, RepeatedLeaf
 from kanonym.hierarchy.spec import parse_hierarchy, resolve, spec_file
 
 __all__ = [
+    "DUPLICATES",
     "DateBuilder",
+    "Duplicates",
     "Hierarchy",
     "HierarchyBuilder",
     "IntervalBuilder",
     "MaskBuilder",
+    "RepeatedLeaf",
     "SuppressBuilder",
     "load_arx",
     "parse_hierarchy",

@@ -16,13 +16,19 @@ import io
 from pathlib import Path
 from typing import Literal
 
-from kanonym.errors import HierarchyError, InputError, clip, echo
+from kanonym.errors import HierarchyError, InputError, RepeatedLeafError, clip, echo
 from kanonym.hierarchy._values import check_delimiter, show
-from kanonym.hierarchy.hierarchy import Hierarchy
+from kanonym.hierarchy.hierarchy import Hierarchy, RepeatedLeaf
+
+Duplicates = Literal["error", "last"]
+"""How to read a value an ARX file lists twice with different generalizations:
+refuse the file, or keep the last line as ARX does."""
+
+DUPLICATES: tuple[Duplicates, ...] = ("error", "last")
 
 
 def load_arx(
-    path: str | Path, *, delimiter: str = ";", duplicates: Literal["error", "last"] = "error"
+    path: str | Path, *, delimiter: str = ";", duplicates: Duplicates = "error"
 ) -> Hierarchy:
     """Read an ARX hierarchy file into a validated :class:`Hierarchy`.
 
@@ -34,10 +40,13 @@ def load_arx(
     :class:`~kanonym.errors.InputError`.
 
     A leaf listed twice with different generalizations is an error (two
-    parents) unless ``duplicates="last"``: then the later row wins, which is
-    what ARX does when it reads such a file (it stores rows in file order,
-    each overwriting the previous one for the same value). That is a choice
-    made for compatibility with files written for ARX, never a default.
+    parents, :class:`~kanonym.errors.RepeatedLeafError`, naming both lines)
+    unless ``duplicates="last"``: then the later row wins, which is what ARX
+    does when it reads such a file (it stores rows in file order, each
+    overwriting the previous one for the same value). That is a choice made
+    for compatibility with files written for ARX, never a default; the
+    hierarchy's ``repeated_leaves`` lists every such value, the line kept and
+    the lines dropped, and the release reports list them.
 
     Example:
         >>> import pathlib, tempfile
@@ -55,15 +64,43 @@ def load_arx(
             f"{clip(str(file))}: cannot read hierarchy file: "
             f"{error.strerror or type(error).__name__}"
         ) from error
-    rows = _parse_rows(_decode(raw), file, delimiter)
-    if duplicates == "last":
-        # Keep each leaf's last row, in the order the leaves first appeared.
-        last = {row[0]: row for row in rows}
-        rows = list(last.values())
-    elif duplicates != "error":
-        raise ValueError(f"duplicates must be 'error' or 'last', got {duplicates!r}")
-    unique = list(dict.fromkeys(rows))
-    return Hierarchy(name=str(file), levels=tuple(zip(*unique, strict=True)))
+    if duplicates not in DUPLICATES:
+        raise ValueError(f"duplicates must be 'error' or 'last', got {echo(duplicates)}")
+    numbered = _parse_rows(_decode(raw), file, delimiter)
+    # Each leaf's lines, in the order the leaves first appear.
+    lines_of: dict[str | None, list[tuple[int, Row]]] = {}
+    for line, row in numbered:
+        lines_of.setdefault(row[0], []).append((line, row))
+    repeated = tuple(
+        RepeatedLeaf(
+            leaf=leaf,
+            kept_line=entries[-1][0],
+            kept=entries[-1][1][1:],
+            dropped=tuple((line, row[1:]) for line, row in entries[:-1] if row != entries[-1][1]),
+        )
+        for leaf, entries in lines_of.items()
+        if any(row != entries[-1][1] for _, row in entries)
+    )
+    if repeated and duplicates == "error":
+        raise _repeated_error(file, repeated[0])
+    # Each leaf's last row: the only one unless the last row wins (exact copies aside).
+    rows = [entries[-1][1] for entries in lines_of.values()]
+    return Hierarchy(
+        name=str(file), levels=tuple(zip(*rows, strict=True)), repeated_leaves=repeated
+    )
+
+
+def _repeated_error(file: Path, repeated: RepeatedLeaf) -> RepeatedLeafError:
+    """The refusal of a value listed twice, naming the two lines and where they part."""
+    first_line, first = repeated.dropped[0]
+    level = next(j for j, (a, b) in enumerate(zip(first, repeated.kept, strict=True)) if a != b)
+    # They differ first at level + 1: two parents, or two ancestors above the same parent.
+    kind = "parents" if level == 0 else "generalizations"
+    return RepeatedLeafError(
+        f"hierarchy {file}: level 0 value {show(repeated.leaf)} has two {kind} at level "
+        f"{level + 1}: {show(first[level])} and {show(repeated.kept[level])} (lines "
+        f"{first_line} and {repeated.kept_line})"
+    )
 
 
 def _decode(raw: bytes) -> str:
@@ -77,9 +114,15 @@ def _decode(raw: bytes) -> str:
     return raw.decode("latin-1")
 
 
-def _parse_rows(text: str, file: Path, delimiter: str) -> list[tuple[str | None, ...]]:
+Row = tuple[str | None, ...]
+"""One line of an ARX file: a leaf and its generalizations, the missing value as None."""
+
+
+def _parse_rows(text: str, file: Path, delimiter: str) -> list[tuple[int, Row]]:
+    """Each non-blank line's number (from 1) and cells."""
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
-    rows: list[tuple[str | None, ...]] = []
+    rows: list[Row] = []
+    lines: list[int] = []
     first_line = 0
     next_line = 1
     try:
@@ -96,20 +139,19 @@ def _parse_rows(text: str, file: Path, delimiter: str) -> list[tuple[str | None,
             if not rows:
                 first_line = line
             rows.append(tuple(cell or None for cell in record))
+            lines.append(line)
     except csv.Error as error:
         raise HierarchyError(f"{file}: line {reader.line_num}: {error}") from error
     if not rows:
         raise HierarchyError(f"{file}: hierarchy file has no rows")
     _refuse_other_layouts(rows, file, delimiter, first_line)
-    return rows
+    return list(zip(lines, rows, strict=True))
 
 
 _LAYOUT = "ARX hierarchy files have one line per value, its generalizations separated by"
 
 
-def _refuse_other_layouts(
-    rows: list[tuple[str | None, ...]], file: Path, delimiter: str, first_line: int
-) -> None:
+def _refuse_other_layouts(rows: list[Row], file: Path, delimiter: str, first_line: int) -> None:
     """Say what is wrong with a file laid out as a plain CSV rather than as ARX writes it.
 
     Both mistakes passed the parse and failed later as a root holding several

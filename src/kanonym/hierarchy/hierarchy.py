@@ -17,10 +17,45 @@ Example (ZIP codes, height 2):
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kanonym.errors import HierarchyError
 from kanonym.hierarchy._values import check_delimiter, show, text_order
+
+
+@dataclass(frozen=True)
+class RepeatedLeaf:
+    """A value an ARX file lists on several lines with different generalizations.
+
+    Read with ``duplicates="last"``, the last of those lines is kept, as ARX
+    does; the others are dropped. Line numbers count from 1.
+
+    Attributes:
+        leaf: the value (None: the missing value).
+        kept_line, kept: the line kept and its generalizations, level 1 up.
+        dropped: ``(line, generalizations)`` of each other line that listed
+            the value with other generalizations.
+    """
+
+    leaf: str | None
+    kept_line: int
+    kept: tuple[str | None, ...]
+    dropped: tuple[tuple[int, tuple[str | None, ...]], ...]
+
+    def as_dict(self) -> dict[str, object]:
+        """JSON-ready form used in the report's ``repeated_leaves``.
+
+        Example:
+            >>> RepeatedLeaf("94", 3, ("[90,99]", "*"), ((1, ("[1,94]", "*")),)).as_dict()
+            ... # doctest: +NORMALIZE_WHITESPACE
+            {'leaf': '94', 'kept': {'line': 3, 'generalizations': ['[90,99]', '*']},
+             'dropped': [{'line': 1, 'generalizations': ['[1,94]', '*']}]}
+        """
+        return {
+            "leaf": self.leaf,
+            "kept": {"line": self.kept_line, "generalizations": list(self.kept)},
+            "dropped": [{"line": line, "generalizations": list(row)} for line, row in self.dropped],
+        }
 
 
 @dataclass(frozen=True)
@@ -32,7 +67,8 @@ class Hierarchy:
     is mapped like any other and never matches a different value. The constructor
     raises :class:`~kanonym.errors.HierarchyError` unless every level has one value
     per leaf, the leaves are distinct, each level is a function of the level below
-    (no value has two parents) and the top level holds a single value.
+    (no value has two parents) and the top level holds a single value, which is
+    not the missing value unless it is the only leaf.
 
     Example:
         >>> h = Hierarchy(
@@ -45,6 +81,8 @@ class Hierarchy:
 
     name: str
     levels: tuple[tuple[str | None, ...], ...]
+    repeated_leaves: tuple[RepeatedLeaf, ...] = field(default=(), compare=False, repr=False)
+    """Values the ARX file listed on several lines, the last kept (``duplicates="last"``)."""
 
     def __post_init__(self) -> None:
         where = f"hierarchy {self.name}"
@@ -83,6 +121,14 @@ class Hierarchy:
                     f"{where}: top level {self.height} holds more than one value: "
                     f"{show(top[0])} and {show(value)}"
                 )
+        # A cell generalized to the missing value would be written as an empty field
+        # and read back as missing data: a root above the leaves must be a value. (A
+        # lone leaf, height 0, generalizes nothing and may be the missing value.)
+        if top[0] is None and self.height > 0:
+            raise HierarchyError(
+                f"{where}: top level {self.height} is the missing value (an empty cell in a "
+                "file); the root every value generalizes to must be a value, such as '*'"
+            )
 
     @property
     def height(self) -> int:

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from kanonym.errors import InputError, echo
-from kanonym.hierarchy.arx import load_arx
+from kanonym.hierarchy.arx import Duplicates, load_arx
 from kanonym.hierarchy.builders import (
     DateBuilder,
     HierarchyBuilder,
@@ -32,12 +32,16 @@ _WIDTH = re.compile(r"\d+", re.ASCII)
 _MAX_WIDTH_DIGITS = 18
 
 
-def parse_hierarchy(spec: str, *, base_dir: Path | None = None) -> Hierarchy | HierarchyBuilder:
+def parse_hierarchy(
+    spec: str, *, base_dir: Path | None = None, duplicates: Duplicates = "error"
+) -> Hierarchy | HierarchyBuilder:
     """Turn a spec into a builder, or load the ARX file it names.
 
     The words ``interval``, ``mask``, ``date`` and ``suppress`` (alone or before
     a ``:``) always mean builders; write ``./mask`` for a file called ``mask``. A
-    relative path is resolved against ``base_dir`` when given. A malformed spec
+    relative path is resolved against ``base_dir`` when given; ``duplicates``
+    says how to read a file that lists a value on two lines with different
+    generalizations (:func:`~kanonym.hierarchy.load_arx`). A malformed spec
     raises :class:`~kanonym.errors.InputError` naming it; so does a bare word
     that names no file (``masking``), as an unknown builder, with the builders
     and the closest one.
@@ -67,7 +71,7 @@ def parse_hierarchy(spec: str, *, base_dir: Path | None = None) -> Hierarchy | H
         raise InputError(
             f"unknown hierarchy builder {echo(keyword)}{_did_you_mean(keyword)}; {BUILDERS}"
         )
-    return load_arx(path)
+    return load_arx(path, duplicates=duplicates)
 
 
 BUILDERS = "builders are interval:W1,W2,..., mask, date[:FORMAT], suppress, or an ARX CSV file"

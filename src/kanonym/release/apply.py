@@ -36,6 +36,7 @@ import polars as pl
 from kanonym.config import AnonymizationConfig, SuppressionLimit
 from kanonym.encode import encode
 from kanonym.errors import InputError, StaleTransformationError
+from kanonym.hierarchy import Duplicates
 from kanonym.io import load
 from kanonym.metrics import MetricContext
 from kanonym.recoding import RECODINGS
@@ -130,7 +131,14 @@ def _level(value: object, key: str, where: str) -> int:
     return value
 
 
-def _recipe(document: object, *, where: str, base_dir: Path | None, seed: int | None) -> _Recipe:
+def _recipe(
+    document: object,
+    *,
+    where: str,
+    base_dir: Path | None,
+    seed: int | None,
+    hierarchy_duplicates: Duplicates | None = None,
+) -> _Recipe:
     """Check a parsed report and turn it into a config plus the recorded node."""
     if not isinstance(document, Mapping):
         raise InputError(f"{where}: a report is a JSON object, got {type(document).__name__}")
@@ -213,6 +221,9 @@ def _recipe(document: object, *, where: str, base_dir: Path | None, seed: int | 
             seed=seed,
             technique=technique,
             base_dir=base_dir,
+            # Files are read as the release read them (reports before the option: refused).
+            hierarchy_duplicates=hierarchy_duplicates
+            or cast(Duplicates, document.get("hierarchy_duplicates", "error")),
         )
     except InputError as error:
         # Name the report: "k must be ..." alone would not say where k came from.
@@ -228,6 +239,7 @@ def apply_transformation(
     seed: int | None = None,
     delimiter: str | None = None,
     base_dir: str | Path | None = None,
+    hierarchy_duplicates: Duplicates | None = None,
 ) -> Result:
     """Release ``data`` exactly as the release that ``report`` describes.
 
@@ -239,7 +251,9 @@ def apply_transformation(
     rebuilt on the values of ``data``. Each quasi-identifier is generalized to
     its recorded level; rows of classes smaller than k are suppressed; the
     rows are shuffled with ``seed`` (drawn from the OS when None) and the
-    release is re-checked independently. The suppression limit applies to the
+    release is re-checked independently. An ARX file listing a value twice is
+    read as the report's release read it (its ``hierarchy_duplicates``) unless
+    ``hierarchy_duplicates`` says otherwise. The suppression limit applies to the
     new batch: a fraction is taken of its rows. A report of a cell-suppressing
     release (technique AG_CS or _CS, or mu-Argus) is applied by running its
     cell suppression again at the recorded levels: which cells are blanked
@@ -281,6 +295,7 @@ def apply_transformation(
         where=where,
         base_dir=Path(base_dir) if base_dir is not None else folder,
         seed=seed,
+        hierarchy_duplicates=hierarchy_duplicates,
     )
     config = recipe.config
     table = load(data, delimiter=delimiter)

@@ -357,6 +357,12 @@ class Result:
             "hierarchies": {
                 name: {"source": h.name, "height": h.height} for name, h in self.hierarchies.items()
             },
+            "hierarchy_duplicates": config.hierarchy_duplicates,
+            "repeated_leaves": {
+                name: [leaf.as_dict() for leaf in h.repeated_leaves]
+                for name, h in {**self.hierarchies, **self.sensitive_hierarchies}.items()
+                if h.repeated_leaves
+            },
             "transformation": None if self.transformation is None else dict(self.transformation),
             **({} if self.recoding is None else {"recoding": self.recoding}),
             "technique": config.technique,

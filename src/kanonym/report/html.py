@@ -391,6 +391,7 @@ class _Page:
             "time limit (s)": config.time_limit if config.time_limit is not None else "none",
             "seed": result.seed,
         }
+        rows["hierarchy files listing a value twice"] = self._repeated_leaves()
         if result.applied_from is not None:
             rows["applied from"] = result.applied_from
         qi_rows = [
@@ -441,6 +442,23 @@ class _Page:
             )
             + '\n<p class="note">With this configuration, the same input (its fingerprint is '
             "in the JSON report) and the same seed, kanonym releases the same table.</p>"
+        )
+
+    def _repeated_leaves(self) -> str:
+        """How hierarchy files listing a value twice were read; counts only, no content."""
+        result = self.result
+        if result.config.hierarchy_duplicates == "error":
+            return "refused (hierarchy-duplicates error)"
+        hierarchies = {**result.hierarchies, **result.sensitive_hierarchies}
+        counts = [(name, len(h.repeated_leaves)) for name, h in hierarchies.items()]
+        listed = ", ".join(
+            f"{name}: {count} value{'s' if count > 1 else ''}" for name, count in counts if count
+        )
+        return (
+            f"the last line of each value kept, as ARX does: {listed} (the JSON report lists "
+            "the lines kept and dropped)"
+            if listed
+            else "the last line of each value kept, as ARX does; no file listed a value twice"
         )
 
     def fingerprints(self) -> str:
