@@ -38,7 +38,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from kanonym.errors import VerificationError
+from kanonym.errors import VerificationError, echo
 from kanonym.hierarchy import Hierarchy
 from kanonym.verify.check import require_k_anonymous, require_removed
 from kanonym.verify.rows import gathered, require_columns, require_unchanged
@@ -126,8 +126,8 @@ def verify_cells(
         if stray.any():
             row = int(np.flatnonzero(stray)[0])
             raise VerificationError(
-                f"release column '{name}' holds {shown[row]!r} where its row's value at level "
-                f"{levels[name]} is {expected[row]!r} (and the root is {root!r})"
+                f"release column '{name}' holds {echo(shown[row])} where its row's value at "
+                f"level {levels[name]} is {echo(expected[row])} (and the root is {echo(root)})"
             )
         by_attribute[name] = int(blank_np.sum())
         blanked_rows |= blank_np

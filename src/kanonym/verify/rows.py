@@ -21,7 +21,9 @@ memory, never written). Checks (:func:`verify_rows`):
   (missing equals missing), and keeps its type.
 
 The row i named in a message is the released row's position. Values of the
-columns released unchanged are never printed (they may identify someone).
+columns released unchanged are never printed (they may identify someone);
+quasi-identifier values are, cut to a few dozen characters
+(:func:`kanonym.errors.echo`).
 Nothing here comes from ``search``, ``lattice``, ``models``, ``encode`` or
 ``release``: the hierarchy's own table of levels is read directly.
 
@@ -54,7 +56,7 @@ import numpy.typing as npt
 import polars as pl
 from polars.exceptions import ComputeError, InvalidOperationError
 
-from kanonym.errors import VerificationError
+from kanonym.errors import VerificationError, echo
 from kanonym.hierarchy import Hierarchy
 
 IntArray = npt.NDArray[np.int64]
@@ -313,16 +315,17 @@ def _uncovered(
     where = f"release row {row}, column '{name}'"
     if held not in hierarchy.levels[0]:
         raise VerificationError(
-            f"{where}: its input value {held!r} is not in hierarchy {hierarchy.name}"
+            f"{where}: its input value {echo(held)} is not in hierarchy {hierarchy.name}"
         )
     if level is None:
         raise VerificationError(
-            f"{where}: {shown!r} is not {held!r} or an ancestor of it in hierarchy {hierarchy.name}"
+            f"{where}: {echo(shown)} is not {echo(held)} or an ancestor of it in hierarchy "
+            f"{hierarchy.name}"
         )
     at = hierarchy.levels[0].index(held)
     raise VerificationError(
-        f"{where}: {shown!r} where its input value {held!r} is "
-        f"{hierarchy.levels[level][at]!r} at level {level}"
+        f"{where}: {echo(shown)} where its input value {echo(held)} is "
+        f"{echo(hierarchy.levels[level][at])} at level {level}"
     )
 
 
