@@ -338,6 +338,8 @@ def test_key_errors(setting: Setting) -> None:
             duplicated, setting.config(), output=setting.folder / "o.csv", key="id"
         )
     assert "'7'" not in str(error.value)
+    # Refused before the keys were hashed: no ledger was created for it.
+    assert not setting.ledger.path.exists()
     with pytest.raises(InputError, match="key column 'Race' is never released"):
         setting.release(setting.pt, "out1", key="Race")
     with pytest.raises(InputError, match=r"is the ledger .*: writing it would destroy it"):

@@ -917,6 +917,8 @@ class Ledger:
             hashed: pl.DataFrame | None = None
             sharing: set[int] = set()
             if key is not None and key in table.frame.columns:
+                # Before the keys are hashed, which creates the ledger for its secret.
+                _require_unique_keys(table, key)
                 hashed, sharing = self._record_keys(table.frame.get_column(key))
             elif key is None:
                 # A key column an earlier release of this source (same file or
@@ -1496,6 +1498,12 @@ def _key_policy(
         )
     if key in config.hierarchies or key in config.sensitive:
         raise InputError(f"key column '{key}' is never released, so it cannot be a released role")
+    _require_unique_keys(table, key)
+    return tuple(name for name in config.identifying if name != key)
+
+
+def _require_unique_keys(table: Table, key: str) -> None:
+    """Refuse a key column in which two rows share a key (checked before the ledger is touched)."""
     duplicated = int(table.frame.get_column(key).is_duplicated().sum())
     if duplicated:
         # A key identifies a person (an SSN): the message never shows its values.
@@ -1503,7 +1511,6 @@ def _key_policy(
             f"{table.source}: key column '{key}': {duplicated} rows share their key with "
             "another row (key values are not shown); give every record a key of its own"
         )
-    return tuple(name for name in config.identifying if name != key)
 
 
 def _published(
