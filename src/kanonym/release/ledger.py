@@ -918,7 +918,8 @@ class Ledger:
             sharing: set[int] = set()
             if key is not None and key in table.frame.columns:
                 # Before the keys are hashed, which creates the ledger for its secret.
-                _require_unique_keys(table, key)
+                if key not in config.hierarchies and key not in config.sensitive:
+                    _require_unique_keys(table, key)
                 hashed, sharing = self._record_keys(table.frame.get_column(key))
             elif key is None:
                 # A key column an earlier release of this source (same file or
