@@ -917,8 +917,10 @@ class Ledger:
             hashed: pl.DataFrame | None = None
             sharing: set[int] = set()
             if key is not None and key in table.frame.columns:
-                # Before the keys are hashed, which creates the ledger for its secret.
-                if key not in config.hierarchies and key not in config.sensitive:
+                # Hashing the keys creates a new ledger (for its secret): a table
+                # the key policy refuses must not create one.
+                fresh = not self.path.exists()
+                if fresh and key not in config.hierarchies and key not in config.sensitive:
                     _require_unique_keys(table, key)
                 hashed, sharing = self._record_keys(table.frame.get_column(key))
             elif key is None:
