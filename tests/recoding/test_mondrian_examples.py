@@ -105,19 +105,30 @@ def _ages(values: list[int], k: int, algorithm: str) -> Counter[str]:
     return Counter(result.table["age"].to_list())
 
 
+# Issue 15, point 1: ranges print the partition's box, not its least and
+# greatest value. interval:10 declares the grid: the outer edges are the
+# decades holding the least and greatest age; a cut's edge is the roundest
+# number in the gap it leaves that prints neither neighbour (for integers,
+# the part below prints its edge minus one).
+
+
 def test_strict_median_cuts_pair_up_distinct_ages() -> None:
     ages = [25, 27, 30, 33, 41, 45, 52, 58]
-    assert _ages(ages, 2, "mondrian") == {"25-27": 2, "30-33": 2, "41-45": 2, "52-58": 2}
+    # The same pairs as before (25, 27 | 30, 33 | 41, 45 | 52, 58), printed as
+    # boxes: grid [20, 60); gaps (27, 30) -> 29, (33, 41) -> 40, (45, 52) -> 50.
+    assert _ages(ages, 2, "mondrian") == {"20-28": 2, "29-39": 2, "40-49": 2, "50-59": 2}
     # 4 | 4, then halves of 4 rows cannot hold two classes of 3.
-    assert _ages(ages, 3, "mondrian") == {"25-33": 4, "41-58": 4}
+    assert _ages(ages, 3, "mondrian") == {"20-39": 4, "40-59": 4}
 
 
 def test_strict_cut_moves_off_a_median_that_is_not_allowable() -> None:
     # The median 30 (3rd of 6 rows) leaves no row above it; the most balanced
     # allowable threshold is 20 (2 | 4), which a cut at the median alone misses.
-    assert _ages([10, 20, 30, 30, 30, 30], 2, "mondrian") == {"10-20": 2, "30": 4}
-    # Equally balanced thresholds (2 | 4 and 4 | 2): the lower one.
-    assert _ages([10, 20, 30, 30, 40, 50], 2, "mondrian") == {"10-20": 2, "30": 2, "40-50": 2}
+    # Its edge: 25, the roundest of 22..29; a class of one value prints it.
+    assert _ages([10, 20, 30, 30, 30, 30], 2, "mondrian") == {"10-24": 2, "30": 4}
+    # Equally balanced thresholds (2 | 4 and 4 | 2): the lower one; then 30 | 40
+    # at 35 (of 32..39), the box [35, 60) up to the grid's edge.
+    assert _ages([10, 20, 30, 30, 40, 50], 2, "mondrian") == {"10-24": 2, "30": 2, "35-59": 2}
 
 
 def test_relaxed_splits_the_rows_equal_to_the_median() -> None:
@@ -125,7 +136,9 @@ def test_relaxed_splits_the_rows_equal_to_the_median() -> None:
     # Strict: 30 | 40 and a single value cannot be cut further.
     assert _ages(ages, 2, "mondrian") == {"30": 4, "40": 2}
     # Relaxed: three 30s left; 30, 40, 40 right; two classes both holding a 30.
-    assert _ages(ages, 2, "mondrian-relaxed") == {"30": 3, "30-40": 3}
+    # The right part holds the median, the partition's least value, so it
+    # keeps the partition's box, the grid [30, 50).
+    assert _ages(ages, 2, "mondrian-relaxed") == {"30": 3, "30-49": 3}
 
 
 def test_relaxed_partitions_with_equal_labels_are_one_class() -> None:
@@ -170,9 +183,9 @@ def test_categorical_cut_needs_every_child_to_hold_k_rows() -> None:
 
 
 def test_widest_axis_is_cut_first() -> None:
-    # At the top both axes have width 1 and x, the first, is cut (0,1 | 8,9).
-    # Each half then spans 1/9 of x and all of y: y is cut next, not x again
-    # (which would give ("0", "0-9")).
+    # At the top both axes have width 1 and x, the first, is cut (0,1 | 8,9),
+    # at 5 (the roundest of 3..7; grid [0, 10)). Each half then spans 1/9 of x
+    # and all of y: y is cut next, not x again (which would give ("0", "0-9")).
     frame = pl.DataFrame({"x": ["0", "0", "1", "1", "8", "8", "9", "9"], "y": ["0", "9"] * 4})
     result = kanonym.anonymize(
         frame,
@@ -182,8 +195,8 @@ def test_widest_axis_is_cut_first() -> None:
         seed=0,
     )
     assert Counter(zip(result.table["x"], result.table["y"], strict=True)) == {
-        ("0-1", "0"): 2,
-        ("0-1", "9"): 2,
-        ("8-9", "0"): 2,
-        ("8-9", "9"): 2,
+        ("0-4", "0"): 2,
+        ("0-4", "9"): 2,
+        ("5-9", "0"): 2,
+        ("5-9", "9"): 2,
     }

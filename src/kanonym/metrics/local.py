@@ -8,7 +8,12 @@ do not apply; these do:
 * **NCP**, the normalized certainty penalty (Xu, Wang, Pei, Wang, Shi & Fu
   2006, "Utility-based anonymization using local recoding", KDD). A cell
   generalized to the numeric range [y, z] of a column whose values span
-  [min, max] costs (z − y) / (max − min). A cell generalized to a hierarchy
+  [min, max] costs (z − y) / (max − min). Mondrian prints ranges whose edges
+  lie on the column's grid or between its values, never on a member's value
+  alone (:mod:`kanonym.recoding.edges`): such a cell costs the width of the
+  range as printed, [y, z), over that of the grid's domain, [min, max) rounded
+  out to grid cells, the whole domain costing 1; a cell printing one value
+  costs 0 (Xu et al. score what is published). A cell generalized to a hierarchy
   node covering u of the column's |A| distinct values costs
   (u − 1) / (|A| − 1): Xu et al. write u / |A| with 0 for a single value,
   which jumps from 0 to 2/|A| between one value and two; the form used here

@@ -43,6 +43,16 @@ relaxed         others are pooled into one partition that keeps the ancestor
                 if any, satisfies the models.
 ==============  =============================================================
 
+A numeric summary is the partition's **box**, not its least and greatest
+value (which could be one person's, the oldest age): each cut places an
+edge in the gap it leaves between its parts, at the roundest number there
+that prints neither neighbour, and the outermost edges are the grid cells
+holding the column's extremes (:mod:`kanonym.recoding.edges`). Parts are
+boxes of their partition's box; a strict cut makes them meet at one edge, a
+relaxed cut whose parts both hold the median makes them overlap around it.
+Which cuts are made does not depend on the edges: choices compare the
+partitions' values, as the paper does.
+
 Relaxed partitions may share a summary, and the release then shows them as one
 class. k-anonymity, l-diversity (distinct, entropy, recursive), t-closeness
 (EMD is convex in the class distribution) and beta-likeness (a bound on each
@@ -103,6 +113,7 @@ from kanonym.models import (
     RecursiveCLDiversity,
     required_k,
 )
+from kanonym.recoding import edges
 from kanonym.recoding.dimensions import (
     CategoricalDimension,
     Dimension,
@@ -255,7 +266,10 @@ class _AxisCuts:
     ``widths``, ``allowed``, ``parts`` (how many parts the cut makes) and
     ``summary`` (P x 2) are per partition; ``side`` is each unit's part;
     ``left`` (relaxed numeric cuts) the rows of each unit that go to part 0,
-    the others going to part 1.
+    the others going to part 1. ``gaps`` (numeric cuts, P x 4): the ranks
+    around part 0's new upper edge and around part 1's new lower edge, the
+    greatest value below the edge and the least above it; -1 where the part
+    keeps its partition's edge.
     """
 
     widths: FloatArray
@@ -264,6 +278,7 @@ class _AxisCuts:
     summary: IntArray
     side: IntArray
     left: IntArray | None
+    gaps: IntArray | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -294,7 +309,7 @@ def _numeric_cuts(
         groups.group, len(groups.count), chunk.sensitive, chunk.counts, judge.value_counts
     )
     if relaxed:
-        allowed, left = _relaxed_split(
+        allowed, left, gaps = _relaxed_split(
             codes, chunk, judge, groups, at_or_below, histograms, summary
         )
         return _AxisCuts(
@@ -304,6 +319,7 @@ def _numeric_cuts(
             summary=summary,
             side=(left == 0).astype(np.int64),
             left=left,
+            gaps=gaps,
         )
     n = chunk.sizes[groups.part]
     candidate = np.ones(len(groups.count), dtype=np.bool_)
@@ -327,6 +343,11 @@ def _numeric_cuts(
     allowed[groups.part[best]] = True
     threshold = np.full(n_parts, axis.cardinality, dtype=np.int64)
     threshold[groups.part[best]] = groups.value[best]
+    # Both parts meet at one edge, in the gap after the threshold (best is not a
+    # partition's last group, so best + 1 is the next value of the same partition).
+    gaps = np.full((n_parts, 4), -1, dtype=np.int64)
+    below, above = groups.value[best], groups.value[best + 1]
+    gaps[groups.part[best]] = np.column_stack([below, above, below, above])
     return _AxisCuts(
         widths=widths,
         allowed=allowed,
@@ -334,6 +355,7 @@ def _numeric_cuts(
         summary=summary,
         side=(codes > threshold[chunk.part]).astype(np.int64),
         left=None,
+        gaps=gaps,
     )
 
 
@@ -345,8 +367,9 @@ def _relaxed_split(
     at_or_below: IntArray,
     histograms: list[IntArray],
     summary: IntArray,
-) -> tuple[BoolArray, IntArray]:
-    """Relaxed median cuts: whether each partition's is allowable, and each unit's left rows."""
+) -> tuple[BoolArray, IntArray, IntArray]:
+    """Relaxed median cuts: whether each partition's is allowable, each unit's left rows,
+    and the gaps of the parts' new edges (see :class:`_AxisCuts`)."""
     sizes = chunk.sizes
     # The median's group: the first whose count at or below reaches ceil(n/2).
     reached = at_or_below >= ((sizes + 1) // 2)[groups.part]
@@ -372,7 +395,29 @@ def _relaxed_split(
     totals = [np.add.reduceat(h, groups.first, axis=0) for h in histograms]
     upper = [t - lo for t, lo in zip(totals, lower, strict=True)]
     allowed = (summary[:, 0] < summary[:, 1]) & judge(halves, lower) & judge(sizes - halves, upper)
-    return allowed, left
+    # No row equal to the median goes left: the parts meet in the gap below it;
+    # all of them go left: in the gap above it. Otherwise both parts hold the
+    # median and overlap: the left part ends in the gap above it, the right
+    # starts in the gap below it, each keeping its partition's edge where the
+    # median is the partition's last (first) value.
+    has_before, has_after = median > groups.first, median < groups.last
+    before = groups.value[np.where(has_before, median - 1, median)]
+    after = groups.value[np.where(has_after, median + 1, median)]
+    at = groups.value[median]
+    none = np.full(len(sizes), -1, dtype=np.int64)
+    below_gap = np.column_stack(
+        [np.where(has_before, before, none), np.where(has_before, at, none)]
+    )
+    above_gap = np.column_stack([np.where(has_after, at, none), np.where(has_after, after, none)])
+    all_left = (needed >= groups.count[median])[:, None]
+    none_left = (needed <= 0)[:, None]
+    gaps = np.column_stack(
+        [
+            np.where(none_left, below_gap, above_gap),
+            np.where(all_left, above_gap, below_gap),
+        ]
+    )
+    return allowed, left, gaps
 
 
 def _categorical_cuts(
@@ -441,15 +486,77 @@ class _Decisions:
     summary: IntArray
     side: IntArray
     stay: IntArray
+    axis: IntArray
+    edges: _NewEdges
+
+
+@dataclass(frozen=True, eq=False)
+class _NewEdges:
+    """Per partition cut along a numeric axis: the new upper edge of part 0
+    (where ``upper_set``) and the new lower edge of part 1 (where ``lower_set``),
+    as codes and floats (:mod:`kanonym.recoding.edges`)."""
+
+    upper: IntArray
+    upper_value: FloatArray
+    upper_set: BoolArray
+    lower: IntArray
+    lower_value: FloatArray
+    lower_set: BoolArray
+
+    @classmethod
+    def none(cls, n: int) -> _NewEdges:
+        codes, values, flags = (
+            np.zeros(n, dtype=np.int64),
+            np.zeros(n, dtype=np.float64),
+            np.zeros(n, dtype=np.bool_),
+        )
+        return cls(codes, values, flags, codes.copy(), values.copy(), flags.copy())
+
+    @classmethod
+    def concatenate(cls, parts: Sequence[_NewEdges]) -> _NewEdges:
+        return cls(
+            *(np.concatenate([getattr(p, f) for p in parts]) for f in cls.__dataclass_fields__)
+        )
+
+
+def _new_edges(
+    axes: Sequence[Dimension], offers: Sequence[_AxisCuts], cut: BoolArray, chosen: IntArray
+) -> _NewEdges:
+    """The edges each numeric cut places (only for the partitions cut along that axis)."""
+    new = _NewEdges.none(len(cut))
+    for a, (axis, offer) in enumerate(zip(axes, offers, strict=True)):
+        if offer.gaps is None or not isinstance(axis, NumericDimension):
+            continue
+        mine = np.flatnonzero(cut & (chosen == a))
+        gaps = offer.gaps[mine]
+        upper = gaps[:, 0] >= 0
+        where = mine[upper]
+        codes, values = axis.scale.between(
+            axis.values[gaps[upper, 0]], axis.values[gaps[upper, 1]], gaps[upper, 1]
+        )
+        new.upper[where], new.upper_value[where], new.upper_set[where] = codes, values, True
+        # A strict cut's parts meet at one edge: reuse it.
+        shared = upper & (gaps[:, 0] == gaps[:, 2]) & (gaps[:, 1] == gaps[:, 3])
+        where = mine[shared]
+        new.lower[where], new.lower_value[where] = new.upper[where], new.upper_value[where]
+        new.lower_set[where] = True
+        own = (gaps[:, 2] >= 0) & ~shared
+        where = mine[own]
+        codes, values = axis.scale.between(
+            axis.values[gaps[own, 2]], axis.values[gaps[own, 3]], gaps[own, 3]
+        )
+        new.lower[where], new.lower_value[where], new.lower_set[where] = codes, values, True
+    return new
 
 
 def _decide(axes: Sequence[Dimension], chunk: _Chunk, judge: _Judge, relaxed: bool) -> _Decisions:
     """Cut each partition of ``chunk`` along its widest axis that has an allowable cut.
 
-    Per partition: whether it is cut, into how many parts, and its summary on
-    every axis (P, axes, 2). Per unit: the part its rows go to (``side``) and
-    how many of them (``stay``); the others, split off by a relaxed numeric
-    cut, go to part ``side + 1``.
+    Per partition: whether it is cut, into how many parts, along which axis,
+    the edges a numeric cut places, and its summary on every axis (P, axes,
+    2). Per unit: the part its rows go to (``side``) and how many of them
+    (``stay``); the others, split off by a relaxed numeric cut, go to part
+    ``side + 1``.
     """
     offers = [
         _numeric_cuts(axis, chunk.codes[a], chunk, judge, relaxed)
@@ -469,12 +576,15 @@ def _decide(axes: Sequence[Dimension], chunk: _Chunk, judge: _Judge, relaxed: bo
         if offer.left is not None:
             mine = unit_axis == a
             stay[mine] = np.where(offer.left[mine] == 0, chunk.counts[mine], offer.left[mine])
+    cut = np.asarray(allowed.any(axis=1), dtype=np.bool_)
     return _Decisions(
-        cut=np.asarray(allowed.any(axis=1), dtype=np.bool_),
+        cut=cut,
         parts=np.stack([o.parts for o in offers])[chosen, everywhere],
         summary=np.stack([o.summary for o in offers], axis=1),
         side=side,
         stay=stay,
+        axis=chosen,
+        edges=_new_edges(axes, offers, cut, chosen),
     )
 
 
@@ -521,9 +631,18 @@ def _partition(axes: tuple[Dimension, ...], judge: _Judge, relaxed: bool) -> Par
     summaries: list[IntArray] = []
     final_sizes: list[IntArray] = []
     finished = 0
+    # Each partition's box on the numeric axes: (partitions, numeric axes, lower/upper).
+    numeric = [a for a, axis in enumerate(axes) if isinstance(axis, NumericDimension)]
+    scales = [axis.scale for axis in axes if isinstance(axis, NumericDimension)]
+    box = np.array([[s.low_code, s.high_code] for s in scales], dtype=np.int64).reshape(1, -1, 2)
+    box_value = np.array([[s.low_value, s.high_value] for s in scales]).reshape(1, -1, 2)
+    boxes: list[IntArray] = []
+    box_values: list[FloatArray] = []
     while len(counts):
         starts = _starts(part)
         sizes = np.add.reduceat(counts, starts)
+        if len(sizes) != len(box):
+            raise AssertionError("every new partition holds rows, so boxes line up with them")
         decided = []
         for first, stop in _chunks(starts, sum(judge.value_counts)):
             begin = int(starts[first])
@@ -545,11 +664,22 @@ def _partition(axes: tuple[Dimension, ...], judge: _Judge, relaxed: bool) -> Par
         finished += len(done)
         summaries.append(np.concatenate([c.summary for c in decided])[done])
         final_sizes.append(sizes[done])
+        boxes.append(box[done])
+        box_values.append(box_value[done])
         ends = ~cut[part]
         pieces.append((origin[ends], counts[ends], final_id[part[ends]]))
         # The others become their parts; a relaxed cut sends some rows of a unit each way.
         parts = np.where(cut, np.concatenate([c.parts for c in decided]), 0)
         offset = np.cumsum(parts) - parts
+        box, box_value = _child_boxes(
+            box,
+            box_value,
+            parts,
+            offset,
+            np.concatenate([c.axis for c in decided]),
+            _NewEdges.concatenate([c.edges for c in decided]),
+            numeric,
+        )
         go = ~ends
         side = np.concatenate([c.side for c in decided])[go]
         stay = np.concatenate([c.stay for c in decided])[go]
@@ -576,14 +706,73 @@ def _partition(axes: tuple[Dimension, ...], judge: _Judge, relaxed: bool) -> Par
     row_partition[rows_by_unit] = piece_id[by_origin][
         np.searchsorted(piece_end, np.arange(n_rows), side="right")
     ]
+    summary = np.concatenate(summaries)
+    published = _publish(axes, summary, np.concatenate(boxes), np.concatenate(box_values), numeric)
     return Partitioning(
         method="mondrian",
         relaxed=relaxed,
-        axes=axes,
+        axes=published,
         row_partition=row_partition,
         sizes=np.concatenate(final_sizes),
-        summary=np.concatenate(summaries),
+        summary=summary,
     )
+
+
+def _child_boxes(
+    box: IntArray,
+    box_value: FloatArray,
+    parts: IntArray,
+    offset: IntArray,
+    chosen: IntArray,
+    new: _NewEdges,
+    numeric: Sequence[int],
+) -> tuple[IntArray, FloatArray]:
+    """The boxes of the next round's partitions: the parent's, with the edges its cut placed.
+
+    Partition p's parts are numbered ``offset[p]`` onwards; a numeric cut
+    makes two, part 0 below (its upper edge moves) and part 1 above.
+    """
+    parent = np.repeat(np.arange(len(parts)), parts)
+    child, child_value = box[parent], box_value[parent]
+    cut = parts > 0
+    for slot, a in enumerate(numeric):
+        along = cut & (chosen == a)
+        upper = np.flatnonzero(along & new.upper_set)
+        child[offset[upper], slot, 1] = new.upper[upper]
+        child_value[offset[upper], slot, 1] = new.upper_value[upper]
+        lower = np.flatnonzero(along & new.lower_set)
+        child[offset[lower] + 1, slot, 0] = new.lower[lower]
+        child_value[offset[lower] + 1, slot, 0] = new.lower_value[lower]
+    return child, child_value
+
+
+def _publish(
+    axes: tuple[Dimension, ...],
+    summary: IntArray,
+    box: IntArray,
+    box_value: FloatArray,
+    numeric: Sequence[int],
+) -> tuple[Dimension, ...]:
+    """Numeric summaries become what the release prints; the axes get their edge tables.
+
+    A partition all of whose members hold one value prints it (rank r becomes
+    ``-1 - r``); any other prints its box, as indices into the axis's table
+    of the distinct edges used (``summary`` is changed in place).
+    """
+    published = list(axes)
+    for slot, a in enumerate(numeric):
+        axis = axes[a]
+        assert isinstance(axis, NumericDimension)
+        low = summary[:, a, 0].copy()
+        single = low == summary[:, a, 1]
+        ranged = ~single
+        codes = edges.canonical(box[ranged, slot, :]).reshape(-1)
+        table, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+        values = box_value[ranged, slot, :].reshape(-1)[first]
+        summary[ranged, a, :] = inverse.reshape(-1, 2)
+        summary[single, a, :] = (-1 - low[single])[:, None]
+        published[a] = axis.published(table.astype(np.int64), values)
+    return tuple(published)
 
 
 @dataclass(frozen=True, kw_only=True)

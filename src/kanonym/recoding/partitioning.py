@@ -1,24 +1,29 @@
 """The outcome of a local recoding: every row's partition and each partition's summary.
 
 A partition is summarized per quasi-identifier by two integers whose meaning
-depends on the axis (:mod:`kanonym.recoding.dimensions`): the least and the
-greatest rank of its values on a numeric axis, the level and the node of its
-values' lowest common ancestor on a categorical axis. The release shows the
-summary's label; partitions whose labels agree on every axis (relaxed
-partitions may overlap) are one equivalence class of the release.
+depends on the axis (:mod:`kanonym.recoding.dimensions`): on a numeric axis,
+the indices of its box's lower and upper edge in the axis's edge table
+(:mod:`kanonym.recoding.edges`: edges come from the cuts and the attribute's
+grid, never from a member's value alone), or ``-1 - r`` twice when every
+member holds the value of rank r; on a categorical axis, the level and the
+node of its values' lowest common ancestor. The release shows the summary's
+label; partitions whose labels agree on every axis (relaxed partitions may
+overlap) are one equivalence class of the release.
 
-Example:
+Example (ages 30..41, no interval grid: step 2, domain [30, 42); the cut
+between 35 and 41 places its edge at 40, the roundest number of 37..40):
     >>> import polars as pl
     >>> from kanonym.encode import encode
     >>> from kanonym.hierarchy import Hierarchy
-    >>> from kanonym.recoding.dimensions import dimensions
+    >>> from kanonym.models import KAnonymity
+    >>> from kanonym.recoding import Mondrian
     >>> h = Hierarchy("age", (("30", "35", "41"), ("*",) * 3))
-    >>> axes = dimensions(encode(pl.DataFrame({"age": ["30", "35", "41"]}), {"age": h}), [True])
-    >>> p = Partitioning(method="mondrian", relaxed=False, axes=axes,
-    ...                  row_partition=np.array([0, 0, 1]), sizes=np.array([2, 1]),
-    ...                  summary=np.array([[[0, 1]], [[2, 2]]]))
+    >>> frame = pl.DataFrame({"age": ["30", "35", "41", "41"]})
+    >>> p = Mondrian().partition(encode(frame, {"age": h}), [KAnonymity(k=2)])
     >>> p.labels(0), p.penalties().round(3).tolist(), p.classes().tolist()
-    (['30-35', '41'], [[0.455], [0.0]], [0, 1])
+    (['30-39', '41'], [[0.833], [0.0]], [0, 1])
+    >>> p.summary.tolist(), p.axes[0].edge_values.tolist()
+    ([[[0, 1]], [[-3, -3]]], [30.0, 40.0])
 """
 
 from __future__ import annotations
@@ -45,9 +50,9 @@ class Partitioning:
         axes: the quasi-identifiers, in input order.
         row_partition: the partition of every input row.
         sizes: rows per partition.
-        summary: ``(partitions, axes, 2)``: per partition and axis, the least
-            and greatest rank (numeric) or the LCA's level and node
-            (categorical).
+        summary: ``(partitions, axes, 2)``: per partition and axis, its
+            box's edges or its single value (numeric; module docstring) or
+            the LCA's level and node (categorical).
     """
 
     method: str
@@ -81,10 +86,11 @@ class Partitioning:
         return self.axes[axis].labels(self.summary[:, axis, 0], self.summary[:, axis, 1])
 
     def penalties(self) -> FloatArray:
-        """``(partitions, axes)``: the normalized width (NCP) of each summary."""
+        """``(partitions, axes)``: the NCP of each printed summary (a box: its width
+        over the grid's; a single value: 0; a node: its leaves, normalized)."""
         return np.column_stack(
             [
-                axis.widths(self.summary[:, a, 0], self.summary[:, a, 1])
+                axis.penalties(self.summary[:, a, 0], self.summary[:, a, 1])
                 for a, axis in enumerate(self.axes)
             ]
         ).reshape(len(self.sizes), len(self.axes))

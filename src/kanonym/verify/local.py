@@ -2,11 +2,12 @@
 
 A local recoding (Mondrian) releases every row with its own class's labels,
 so the check compares each released row with the input row it came from:
-its numeric cells must be ranges ``lo-hi`` (or single numbers) holding the
-original number, its categorical cells the original value or one of its
-ancestors in the column's hierarchy. The labels are parsed here, from the
-text, with nothing taken from :mod:`kanonym.recoding`. Then the released rows
-are grouped by their labels and counted, as ``kanonym check`` would.
+its numeric cells must be ranges holding the original number, inclusive
+``lo-hi``, half-open ``[lo, hi)``, or a single number, its categorical cells
+the original value or one of its ancestors in the column's hierarchy. The
+labels are parsed here, from the text, with nothing taken from
+:mod:`kanonym.recoding`. Then the released rows are grouped by their labels
+and counted, as ``kanonym check`` would.
 
 Example:
     >>> import numpy as np, polars as pl
@@ -66,15 +67,44 @@ def parse_range(label: str) -> tuple[Decimal, Decimal] | None:
     return None
 
 
+def parse_interval(label: str) -> tuple[Decimal, Decimal, bool] | None:
+    """The bounds of a numeric label and whether the upper one is included; None if not one.
+
+    ``lo-hi`` and ``v`` include both bounds (:func:`parse_range`); ``[lo, hi)``,
+    with lo < hi, is half-open: it holds lo but not hi.
+
+    Example:
+        >>> parse_interval("[0.25, 1)"), parse_interval("30-39")
+        ((Decimal('0.25'), Decimal('1'), False), (Decimal('30'), Decimal('39'), True))
+        >>> parse_interval("[1, 1)") is None and parse_interval("[1,2)") is None
+        True
+    """
+    if label.startswith("[") and label.endswith(")"):
+        low_text, comma, high_text = label[1:-1].partition(", ")
+        if not comma or " " in low_text or " " in high_text:
+            return None
+        low, high = _decimal(low_text), _decimal(high_text)
+        if low is None or high is None or not low < high:
+            return None
+        return low, high, False
+    closed = parse_range(label)
+    return None if closed is None else (closed[0], closed[1], True)
+
+
 def _covers_numbers(pairs: list[tuple[str | None, str | None]]) -> list[bool]:
     """For each (label, value), whether the label is a range holding the value's number."""
     # Each distinct label and value is parsed once, however many pairs hold it.
-    bounds = {label: None if label is None else parse_range(label) for label, _ in pairs}
+    bounds = {label: None if label is None else parse_interval(label) for label, _ in pairs}
     numbers = {value: None if value is None else _decimal(value) for _, value in pairs}
     covered = []
     for label, value in pairs:
         span, number = bounds[label], numbers[value]
-        covered.append(span is not None and number is not None and span[0] <= number <= span[1])
+        covered.append(
+            span is not None
+            and number is not None
+            and span[0] <= number
+            and (number <= span[1] if span[2] else number < span[1])
+        )
     return covered
 
 
@@ -95,7 +125,8 @@ def verify_local_recoding(
     no removed column is present and every other input column is; every
     input row is released exactly once (local recoding suppresses nothing);
     the columns that are not quasi-identifiers hold the input's values; every
-    numeric quasi-identifier cell is a range holding the input's number and
+    numeric quasi-identifier cell is a range holding the input's number
+    (:func:`parse_interval`) and
     every other one the input's value or an ancestor of it in
     ``hierarchies``; grouped by the quasi-identifiers, every class holds at
     least k rows.
