@@ -17,8 +17,8 @@ Example:
     >>> result = anonymize(table, quasi_identifiers={"age": "interval:10", "zip": "mask"},
     ...                    k=2, algorithm="mondrian", seed=3)
     >>> sorted(zip(result.table["age"], result.table["zip"]))
-    [('31-34', '0213*'), ('31-34', '0213*'), ('52-60', '0214*'), ('52-60', '0214*'), \
-('52-60', '0214*')]
+    [('30-49', '0213*'), ('30-49', '0213*'), ('50-69', '0214*'), ('50-69', '0214*'), \
+('50-69', '0214*')]
     >>> result.transformation, result.recoding["classes"], result.metrics["aecs"]
     (None, 2, 1.25)
 """

@@ -1,8 +1,9 @@
 """Apply a local recoding: every row's quasi-identifiers become its partition's labels.
 
 Each quasi-identifier cell is replaced by the summary of the row's partition
-(:mod:`kanonym.recoding`): a numeric range ``lo-hi`` (the value itself when
-lo == hi) or the label of a hierarchy node. Nothing is suppressed, identifying
+(:mod:`kanonym.recoding`): a numeric range (the partition's box: ``lo-hi`` for
+integers, ``[lo, hi)`` otherwise; the value itself when every member holds it)
+or the label of a hierarchy node. Nothing is suppressed, identifying
 columns are dropped and the rows are put in random order, as in full-domain
 releases (Sweeney 2002, section 4.1: the unsorted matching attack). Labels are
 built once per distinct summary and gathered by row, never looped over rows.
@@ -18,7 +19,7 @@ Example:
     >>> p = Mondrian().partition(encode(frame, {"age": h}), [KAnonymity(k=2)])
     >>> released, origin = recode(frame, p, drop=["name"], seed=1)
     >>> sorted(released["age"].to_list()), sorted(origin.tolist())
-    (['31-34', '31-34', '52-58', '52-58'], [0, 1, 2, 3])
+    (['30-49', '30-49', '50-59', '50-59'], [0, 1, 2, 3])
 """
 
 from __future__ import annotations
