@@ -301,7 +301,8 @@ def _build_parser() -> _Parser:
         nargs="+",
         action="extend",
         metavar="COL",
-        help="mondrian: cut these quasi-identifiers as numbers (ranges lo-hi or [lo, hi), on the column's grid)",
+        help="mondrian: cut these quasi-identifiers as numbers (ranges lo-hi or [lo, hi), "
+        "on the column's grid)",
     )
     run.add_argument(
         "--categorical",
