@@ -283,17 +283,23 @@ class Result:
         names = [name for name in self.hierarchies if name in self.table.columns]
         if not names or self.table.height == 0:
             return {}
-        released = self.table.select(pl.col(n).n_unique() for n in names).row(0)
+        # "Does any row differ from the first" is one comparison per cell, about three
+        # times cheaper than counting distinct values (1.3 s of a 10M-row run).
+        varied = self.table.select(
+            pl.col(n).ne_missing(pl.col(n).first()).any() for n in names
+        ).row(0)
         source = self.input_table.frame if self.input_table is not None else None
         wiped: dict[str, str | None] = {}
-        for name, count in zip(names, released, strict=True):
+        for name, differs in zip(names, varied, strict=True):
+            if differs:
+                continue
             hierarchy = self.hierarchies[name]
             before = (
                 source.get_column(name).n_unique()
                 if source is not None
                 else len(hierarchy.levels[0])
             )
-            if count != 1 or before < 2:
+            if before < 2:
                 continue
             wiped[name] = self.table.get_column(name)[0]
         return wiped
