@@ -200,12 +200,12 @@ class PreparedWrite:
             # The commit point: from here on recovery finishes the group.
             self.journal.replace(committed)
             COMMITTED.extend(self.destinations)
-            _sync_directory(committed.parent)
+            sync_directory(committed.parent)
             self.journal = committed
             for temporary, destination in zip(self.temporaries, self.destinations, strict=True):
                 _replace(temporary, destination)
             for directory in dict.fromkeys(d.parent for d in self.destinations):
-                _sync_directory(directory)
+                sync_directory(directory)
             _remove_journals(self.secondaries, committed)
         except OSError as err:
             raise InputError(
@@ -342,7 +342,7 @@ def recover(folder: Path) -> list[Path]:
     for journal in names:
         try:
             if _recover_one(journal):
-                _sync_directory(folder)
+                sync_directory(folder)
                 handled.append(journal)
         except OSError as error:
             warnings.warn(
@@ -443,7 +443,7 @@ def _complete(document: Mapping[str, object], *, roll_forward: bool) -> None:
         else:
             temporary.unlink()
     for directory in dict.fromkeys(d.parent for d in destinations):
-        _sync_directory(directory)
+        sync_directory(directory)
     if journals:
         primary = journals[0]
         for name in (primary.with_suffix(_COMMITTED), primary.with_suffix(_PREPARED)):
@@ -455,9 +455,9 @@ def _remove_journals(secondaries: Sequence[Path], primary: Path) -> None:
     """Remove a group's journals, the primary last (a secondary never outlives it)."""
     for secondary in secondaries:
         secondary.unlink(missing_ok=True)
-        _sync_directory(secondary.parent)
+        sync_directory(secondary.parent)
     primary.unlink(missing_ok=True)
-    _sync_directory(primary.parent)
+    sync_directory(primary.parent)
 
 
 def _strings(value: object) -> list[str]:
@@ -521,7 +521,7 @@ def _write_journal(journal: Path, document: Mapping[str, object], first: Path) -
             raise FileExistsError(journal)
         # Renamed only once complete, so a journal is never read half written.
         part.replace(journal)
-        _sync_directory(journal.parent)
+        sync_directory(journal.parent)
     except (FileNotFoundError, FileExistsError):
         # Another process's recovery took the part between its creation and its
         # lock, or the name is in use: the caller tries another name.
@@ -586,8 +586,8 @@ def _replace(temporary: Path, destination: Path) -> None:
         raise InputError(_unwritable(destination, err)) from None
 
 
-def _sync_directory(directory: Path) -> None:
-    """Make the renames durable: they are recorded in the directory, not the files."""
+def sync_directory(directory: Path) -> None:
+    """Make renames and new entries durable: they are recorded in the directory, not the files."""
     # The release is complete and in place. Where a directory cannot be opened or
     # synced (Windows, some network filesystems) only that durability is lost.
     with contextlib.suppress(OSError):

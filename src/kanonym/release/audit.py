@@ -299,6 +299,26 @@ def link(
     return _link(completed, tuple(sources), qis, tuple(join), pairs, k, split)
 
 
+def leaf_covers(hierarchies: Sequence[Hierarchy]) -> pl.DataFrame:
+    """Every distinct (leaf, label) pair of ``hierarchies``: the label generalizes the leaf.
+
+    Example:
+        >>> h = Hierarchy("sex", (("F", "M"), ("*", "*")))
+        >>> sorted(leaf_covers([h]).rows())
+        [('F', '*'), ('F', 'F'), ('M', '*'), ('M', 'M')]
+    """
+    return pl.concat(
+        pl.DataFrame(
+            {
+                "leaf": pl.Series(h.levels[0], dtype=pl.String),
+                "label": pl.Series(level, dtype=pl.String),
+            }
+        )
+        for h in hierarchies
+        for level in h.levels
+    ).unique()
+
+
 def nested_pairs(hierarchies: Sequence[Hierarchy], *, column: str) -> pl.DataFrame:
     """(value, ancestor) pairs of several hierarchies of one attribute, by the leaves they cover.
 
@@ -322,16 +342,7 @@ def nested_pairs(hierarchies: Sequence[Hierarchy], *, column: str) -> pl.DataFra
         >>> sorted(pairs.filter(pl.col("value") == "1961").get_column("ancestor"))
         ['*', '1961']
     """
-    covers = pl.concat(
-        pl.DataFrame(
-            {
-                "leaf": pl.Series(h.levels[0], dtype=pl.String),
-                "label": pl.Series(level, dtype=pl.String),
-            }
-        )
-        for h in hierarchies
-        for level in h.levels
-    ).unique()
+    covers = leaf_covers(hierarchies)
     sizes = covers.group_by("label").agg(pl.len().alias("size"))
     shared = (
         covers.join(covers, on="leaf", suffix="_above", nulls_equal=True)

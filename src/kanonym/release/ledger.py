@@ -72,9 +72,16 @@ from kanonym.errors import InputError, LedgerPendingError, VerificationError
 from kanonym.hierarchy import Hierarchy, SuppressBuilder, parse_hierarchy
 from kanonym.io import Table, load
 from kanonym.io.paths import check_destinations
-from kanonym.io.write import PreparedWrite, finish, interrupts_held, prepare_write, recover
+from kanonym.io.write import (
+    PreparedWrite,
+    finish,
+    interrupts_held,
+    prepare_write,
+    recover,
+    sync_directory,
+)
 from kanonym.models import required_k
-from kanonym.release.audit import AuditResult, ancestor_pairs, link
+from kanonym.release.audit import AuditResult, ancestor_pairs, leaf_covers, link
 from kanonym.release.pipeline import Result, anonymize_table
 from kanonym.search import Progress
 from kanonym.verify import measure, verify_models
@@ -442,7 +449,7 @@ class Ledger:
                 os.close(descriptor)
             with contextlib.suppress(FileExistsError):
                 os.link(temporary, self.path)
-            _sync_folder(self.path.parent)
+            sync_directory(self.path.parent)
         except (OSError, sqlite3.Error) as error:
             reason = error.strerror if isinstance(error, OSError) else str(error)
             raise InputError(f"{self.path}: cannot create the ledger ({reason})") from None
@@ -1681,31 +1688,12 @@ def link_releases(
 
 def _exact(frames: Sequence[pl.DataFrame], column: str, hierarchies: Sequence[Hierarchy]) -> bool:
     """Every release publishes ``column`` exactly: each value is a label covering one leaf."""
-    covers = pl.concat(
-        pl.DataFrame(
-            {
-                "leaf": pl.Series(h.levels[0], dtype=pl.String),
-                "label": pl.Series(level, dtype=pl.String),
-            }
-        )
-        for h in hierarchies
-        for level in h.levels
-    ).unique()
+    covers = leaf_covers(hierarchies)
     single = (
         covers.group_by("label").agg(pl.len().alias("n")).filter(pl.col("n") == 1).select("label")
     )
     values = pl.concat([f.select(pl.col(column).alias("label")) for f in frames]).unique()
     return values.join(single, on="label", how="anti", nulls_equal=True).height == 0
-
-
-def _sync_folder(folder: Path) -> None:
-    """Make a new directory entry durable (best effort, as for releases)."""
-    with contextlib.suppress(OSError):
-        descriptor = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(descriptor)
-        finally:
-            os.close(descriptor)
 
 
 def _shares_keys(
