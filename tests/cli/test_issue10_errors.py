@@ -504,3 +504,13 @@ def test_issue10_p14_a_closed_pipe_ends_quietly(folder: Path) -> None:
     err = process.stderr.read().decode()
     assert process.wait(timeout=60) in (0, 141)
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("key", ["identifying", "qi", "k", "models"])
+def test_issue10_p14_unset_never_drops_a_protecting_key(
+    folder: Path, capsys: pytest.CaptureFixture[str], key: str
+) -> None:
+    """--unset identifying with keep-unlisted in the file would publish names unchanged."""
+    argv = ["anonymize", "--config", str(_job(folder)), "--unset", key]
+    _bad_input(argv, capsys, f"--unset {key}", "edit the job file")
+    assert not (folder / "o.csv").exists()

@@ -564,6 +564,10 @@ def job_options(args: argparse.Namespace) -> tuple[dict[str, object], Path, str]
     return options, base_dir, where
 
 
+_PROTECTING_KEYS = frozenset({"identifying", "qi", "k", "model", "models", "key"})
+"""Job-file keys --unset refuses: without them the release protects less."""
+
+
 def _unset_keys(args: argparse.Namespace, options: dict[str, object]) -> list[str]:
     """The job-file keys --no-report, --no-report-html and --unset switch off."""
     keys = [key.replace("_", "-") for key in getattr(args, "unset", None) or []]
@@ -576,6 +580,13 @@ def _unset_keys(args: argparse.Namespace, options: dict[str, object]) -> list[st
             raise InputError(
                 f"--unset: {echo(key)} is not a job-file key; the keys are "
                 f"{', '.join(clip(known_key) for known_key in sorted(known))}"
+            )
+        if key in _PROTECTING_KEYS:
+            # Dropping one of these could publish what the file protects (with
+            # keep-unlisted, an identifying column released unchanged): edit the file.
+            raise InputError(
+                f"--unset {key}: this key protects the release and is not switched off from "
+                "the command line; edit the job file"
             )
     if getattr(args, "no_report", False):
         keys.append("report")
