@@ -6,6 +6,8 @@ import json
 import os
 import platform
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -18,6 +20,21 @@ from kanonym.io import read_table
 ROOT = Path(__file__).resolve().parent
 RESULTS = ROOT / "results"
 SHARED_DATA = ROOT.parent.parent / "shared" / "data"
+
+
+CALIBRATE = ROOT.parent.parent / "shared" / "anchors" / "calibrate.py"
+
+
+def speed_now() -> float:
+    """``speed_now`` of ``../shared/anchors/calibrate.py``, run now: ARX's anchor times are
+    multiplied by it before a ratio is formed, since these machines differ 2-3x run to run
+    (1.0 when the script is absent)."""
+    if not CALIBRATE.exists():
+        return 1.0
+    done = subprocess.run(
+        [sys.executable, str(CALIBRATE)], capture_output=True, text=True, check=True
+    )
+    return float(json.loads(done.stdout.strip().splitlines()[-1])["speed_now"])
 
 
 def machine() -> dict[str, object]:

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
-from common import SHARED_DATA, dataset, machine, median_seconds, write_results
+from common import SHARED_DATA, dataset, machine, median_seconds, speed_now, write_results
 
 from kanonym.config import SuppressionLimit
 from kanonym.datasets import ADULT_COLUMNS, adult_hierarchies, adult_hierarchy_path, adult_path
@@ -197,7 +197,11 @@ def load_cup() -> tuple[pl.DataFrame, dict[str, Hierarchy], dict[str, list[str |
 
 
 def run_dataset(
-    name: str, frame: pl.DataFrame, hierarchies: dict[str, Hierarchy], repeats: int
+    name: str,
+    frame: pl.DataFrame,
+    hierarchies: dict[str, Hierarchy],
+    repeats: int,
+    speed: float,
 ) -> tuple[float, list[dict[str, Any]]]:
     """Encode once, then time every case; the encode seconds and one row per case."""
     started = time.perf_counter()
@@ -239,7 +243,8 @@ def run_dataset(
                     assert best.score is not None
                     row |= {
                         "arx_ms": arx.wall_ms,
-                        "ratio": round(median * 1000 / arx.wall_ms, 4),
+                        # ARX's time as it would be on this machine now (calibrate.py).
+                        "ratio": round(median * 1000 / (arx.wall_ms * speed), 4),
                         "arx_checked": arx.checked,
                         "arx_score": arx.score,
                         "arx_levels": list(arx.levels),
@@ -257,7 +262,7 @@ def run_dataset(
     return encode_seconds, rows
 
 
-def cold_cli(repeats: int) -> dict[str, object]:
+def cold_cli(repeats: int, speed: float) -> dict[str, object]:
     """Whole-process ``kanonym anonymize`` on adult, k=5, 4 %, DM*, optimal."""
     shared_csv = SHARED_DATA / "adult" / "adult.csv"
     source = shared_csv if shared_csv.exists() else adult_path()
@@ -310,7 +315,7 @@ def cold_cli(repeats: int) -> dict[str, object]:
         "median_s": round(statistics.median(runs), 3),
         "runs_s": [round(t, 3) for t in runs],
         "arx_s": ARX_CLI_SECONDS,
-        "ratio": round(statistics.median(runs) / ARX_CLI_SECONDS, 4),
+        "ratio": round(statistics.median(runs) / (ARX_CLI_SECONDS * speed), 4),
         "peak_rss_mib": round(max(peaks), 1),
     }
 
@@ -334,7 +339,10 @@ def render(payload: dict[str, Any]) -> str:
         "",
         f"kanonym: median of {payload['repeats']} in-process searches (fresh evaluator and "
         "metric each, encoding excluded); ARX: arx.md (median of 5 after 2 warm-ups, one JVM, "
-        "search only). ratio = kanonym / ARX. Peak: tracemalloc peak of one untimed search.",
+        "search only). ratio = kanonym / (ARX x speed_now), speed_now = "
+        f"{payload['speed_now']} from ../shared/anchors/calibrate.py run at the start of this "
+        "benchmark (ARX's figures as they would be on this machine now). Peak: tracemalloc "
+        "peak of one untimed search.",
         "",
         "| dataset | metric | k | suppression | kanonym ms | ARX ms | ratio | nodes checked "
         "(ARX) | score | levels | matches ARX | peak MiB |",
@@ -389,6 +397,7 @@ def main() -> None:
     cli_repeats = 1 if options.quick else CLI_REPEATS
 
     load_at_start = list(os.getloadavg())
+    speed = speed_now()
     rows: list[dict[str, Any]] = []
     encode_ms: dict[str, float] = {}
     skipped: dict[str, object] = {}
@@ -400,13 +409,13 @@ def main() -> None:
         if loaded is None:
             skipped[name] = f"{SHARED_DATA / name} not found"
             continue
-        seconds, found = run_dataset(name, *loaded, repeats)
+        seconds, found = run_dataset(name, *loaded, repeats, speed)
         encode_ms[name] = round(seconds * 1000, 1)
         rows += found
     cup_notes: dict[str, list[str | None]] = {}
     if (SHARED_DATA / "cup").exists():
         frame, hierarchies, cup_notes = load_cup()
-        seconds, found = run_dataset("cup", frame, hierarchies, repeats)
+        seconds, found = run_dataset("cup", frame, hierarchies, repeats, speed)
         encode_ms["cup"] = round(seconds * 1000, 1)
         rows += found
     else:
@@ -436,6 +445,7 @@ def main() -> None:
     payload: dict[str, Any] = {
         "machine": machine(),
         "load_average_1_5_15_min": {"start": load_at_start, "end": list(os.getloadavg())},
+        "speed_now": speed,
         "repeats": repeats,
         "memory": "tracemalloc peak (MiB) of one untimed search per case; "
         "cold CLI: ru_maxrss of the child process (os.wait4)",
@@ -445,7 +455,7 @@ def main() -> None:
         "summary": summary,
         "skipped": skipped,
     }
-    payload["cold_cli"] = cold_cli(cli_repeats)
+    payload["cold_cli"] = cold_cli(cli_repeats, speed)
     print(payload["cold_cli"])
     table = render(payload)
     write_results("optimal", payload, table)
