@@ -50,7 +50,8 @@ from kanonym.io.write import COMMITTED
 from kanonym.metrics import DEFAULT_METRIC, METRICS
 from kanonym.models.spec import GRAMMAR as MODEL_GRAMMAR
 from kanonym.recoding import RECODINGS
-from kanonym.release.pipeline import Result, anonymize, check, run_job
+from kanonym.release.pipeline import anonymize, check, run_job
+from kanonym.result import Result
 from kanonym.search import ALGORITHMS, DEFAULT_ALGORITHM, DEFAULT_POLICY, POLICIES
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2

@@ -6,7 +6,8 @@ from kanonym._lazy import lazy_names
 
 # ``audit`` is also a submodule's name, so it cannot load lazily (kanonym._lazy).
 from kanonym.release.audit import AuditResult, audit
-from kanonym.release.pipeline import Result, Solution, anonymize, check, run_job
+from kanonym.release.pipeline import anonymize, check, run_job
+from kanonym.result import Result, Solution
 
 if TYPE_CHECKING:
     from kanonym.release.apply import apply_transformation

@@ -41,7 +41,6 @@ from kanonym.io import load
 from kanonym.metrics import MetricContext
 from kanonym.recoding import RECODINGS
 from kanonym.release.pipeline import (
-    Result,
     Stopwatch,
     all_metrics,
     build_evaluator,
@@ -50,7 +49,8 @@ from kanonym.release.pipeline import (
     release_node,
     sensitive_hierarchies,
 )
-from kanonym.report import SCHEMA_VERSION
+from kanonym.release.write import write_result
+from kanonym.result import SCHEMA_VERSION, Result
 
 if TYPE_CHECKING:
     import pandas
@@ -342,6 +342,7 @@ def apply_transformation(
         table, evaluator, hierarchies, recipe.levels, config, stopwatch
     )
     return Result(
+        writer=write_result,
         table=released,
         transformation=solution.transformation,
         metrics=solution.metrics,

@@ -25,7 +25,6 @@ Example (the ZIP hierarchy cut to leaves and root, for _AS):
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -38,6 +37,7 @@ from kanonym.hierarchy import Hierarchy
 from kanonym.lattice import Node
 from kanonym.metrics import MetricContext, UtilityMetric, make_metric
 from kanonym.metrics.cells import cell_score, precision_by_attribute
+from kanonym.result import CellReport
 from kanonym.search import (
     ALGORITHMS,
     CellSuppressionEvaluator,
@@ -49,33 +49,9 @@ from kanonym.search import (
 )
 from kanonym.transform import blank_cells
 from kanonym.transform.cells import group_rows
-from kanonym.verify import CellCounts, verify_cells, verify_models
+from kanonym.verify import verify_cells, verify_models
 
 IntArray = npt.NDArray[np.int64]
-
-
-@dataclass(frozen=True)
-class CellReport:
-    """The report's ``suppressed_cells``: counts from the verified table, and per phase.
-
-    Attributes:
-        counts: blanked cells per quasi-identifier and rows touched (verified).
-        by_phase: for mu-Argus, cells blanked by its 1-3 attribute combinations
-            (``combinations``) and by kanonym's completion (``completion``);
-            None for the other techniques.
-    """
-
-    counts: CellCounts
-    by_phase: dict[str, int] | None = None
-
-    def as_dict(self) -> dict[str, object]:
-        """JSON-ready form."""
-        return {
-            "total": self.counts.total,
-            "rows": self.counts.rows,
-            "by_attribute": dict(self.counts.by_attribute),
-            "by_phase": None if self.by_phase is None else dict(self.by_phase),
-        }
 
 
 def two_level(encoded: EncodedTable) -> EncodedTable:

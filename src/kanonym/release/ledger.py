@@ -82,7 +82,9 @@ from kanonym.io.write import (
 )
 from kanonym.models import required_k
 from kanonym.release.audit import AuditResult, ancestor_pairs, leaf_covers, link
-from kanonym.release.pipeline import Result, anonymize_table
+from kanonym.release.pipeline import anonymize_table
+from kanonym.report import payloads as report_payloads
+from kanonym.result import Result
 from kanonym.search import Progress
 from kanonym.verify import measure, verify_models
 
@@ -1079,7 +1081,8 @@ class Ledger:
                 output=output,
                 report=report,
             )
-            payloads = result.payloads(
+            payloads = report_payloads(
+                result,
                 output,
                 report=report,
                 report_html=report_html,

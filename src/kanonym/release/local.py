@@ -33,13 +33,14 @@ from kanonym.io import Table
 from kanonym.metrics.local import local_recoding_measures, ncp
 from kanonym.recoding import RECODINGS, numeric_flags
 from kanonym.release.pipeline import (
-    Result,
     Stopwatch,
     declare,
     declare_models,
     encode_read_sensitive,
     sensitive_hierarchies,
 )
+from kanonym.release.write import write_result
+from kanonym.result import Result
 from kanonym.transform import recode
 from kanonym.verify import verify_local_recoding, verify_models
 
@@ -97,6 +98,7 @@ def release_local(table: Table, config: AnonymizationConfig, read_seconds: float
         ncp_value=ncp(partitioning.penalties(), partitioning.sizes, weights),
     )
     return Result(
+        writer=write_result,
         table=released,
         transformation=None,
         metrics=metrics,

@@ -8,7 +8,9 @@ HTML module itself until one of its names is first read (kanonym._lazy).
 from typing import TYPE_CHECKING
 
 from kanonym._lazy import lazy_names
-from kanonym.report.json_report import SCHEMA_VERSION, render_json
+from kanonym.report.files import payloads
+from kanonym.report.json_report import render_json
+from kanonym.result import SCHEMA_VERSION
 
 if TYPE_CHECKING:
     from kanonym.report.html import SECTIONS, figures, render_html, require_matplotlib
@@ -24,6 +26,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "SECTIONS",
     "figures",
+    "payloads",
     "render_html",
     "render_json",
     "require_matplotlib",

@@ -54,7 +54,7 @@ from kanonym.report.fingerprints import fingerprints as all_fingerprints
 from kanonym.search.trace import ExploredLattice, HeightSummary
 
 if TYPE_CHECKING:
-    from kanonym.release.pipeline import Result
+    from kanonym.result import Result
 
 MAX_BARS = 30
 """Most bars in one distribution chart; less frequent values are merged beyond it."""

@@ -29,7 +29,7 @@ from kanonym.hierarchy import spec_file
 from kanonym.io import serialize
 
 if TYPE_CHECKING:
-    from kanonym.release.pipeline import Result
+    from kanonym.result import Result
 
 LETS_INPUT = (
     "confirms that a file is this input, byte for byte; whoever knows all of the input but "

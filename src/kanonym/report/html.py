@@ -1,6 +1,6 @@
 """The HTML release report: one self-contained page a privacy officer can file.
 
-:func:`render_html` turns a verified :class:`~kanonym.release.Result` into one
+:func:`render_html` turns a verified :class:`~kanonym.result.Result` into one
 HTML page: inline CSS, figures as inline SVG, no script and no reference to any
 other file or address, laid out to print. Its sections (ids in
 :data:`SECTIONS`): summary, configuration, SHA-256 fingerprints of published
@@ -57,7 +57,7 @@ from kanonym.search.trace import MAX_DRAWN_NODES
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from kanonym.release.pipeline import Result
+    from kanonym.result import Result
 
 SECTIONS = (
     "summary",

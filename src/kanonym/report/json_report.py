@@ -1,11 +1,11 @@
 """Serializing release reports.
 
 The report is a plain JSON object whose keys are documented in the README
-("Report schema"); ``schema_version`` changes whenever a key changes meaning
-or disappears, so reviewers' tooling can rely on it.
+("Report schema"); ``schema_version`` (:data:`kanonym.result.SCHEMA_VERSION`)
+changes whenever a key changes meaning or disappears, so reviewers' tooling can rely on it.
 
 Example:
-    >>> render_json({"schema_version": SCHEMA_VERSION, "k": 5})[:1]
+    >>> render_json({"schema_version": 1, "k": 5})[:1]
     b'{'
 """
 
@@ -14,8 +14,6 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-
-SCHEMA_VERSION = 1
 
 
 def _finite(value: object) -> object:

@@ -1,0 +1,64 @@
+"""The files of a release: the table as serialized, the JSON report, the HTML report.
+
+:func:`payloads` turns a verified :class:`~kanonym.result.Result` into the
+bytes of every file to write, in order (the release first), so that the
+writer (:func:`kanonym.release.write.write_result`, or the ledger's journaled
+group write) can replace them all at once.
+
+Example:
+    >>> import kanonym, polars as pl
+    >>> table = pl.DataFrame({"zip": ["02138", "02139", "02141", "02142"]})
+    >>> result = kanonym.anonymize(table, quasi_identifiers={"zip": "mask"}, k=2, seed=1)
+    >>> [path.name for path, _ in payloads(result, "out.csv", report="out.json")]
+    ['out.csv', 'out.json']
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+from kanonym.io import format_for, serialize
+from kanonym.report.json_report import render_json
+from kanonym.result import Result
+from kanonym.search import Progress
+
+
+def payloads(
+    result: Result,
+    output: str | Path,
+    *,
+    report: str | Path | None = None,
+    report_html: str | Path | None = None,
+    report_extra: Mapping[str, object] | None = None,
+) -> list[tuple[Path, bytes]]:
+    """The files a release writes, as ``(path, bytes)``: the release, then the reports.
+
+    ``report_extra`` holds keys added at the end of the JSON report (the
+    ledger's ``ledger`` object). Sets the report's ``timings.write`` (the time
+    spent serializing the release). Reports the ``writing`` and ``drawing
+    report`` stages to the result's ``on_progress``.
+    """
+    output = Path(output)
+    if result.on_progress is not None:
+        result.on_progress(Progress.of_stage("writing", detail=output.name))
+    started = time.perf_counter()
+    files = [(output, serialize(result.table, fmt=format_for(output), dialect=result.dialect))]
+    result.timings["write"] = time.perf_counter() - started
+    if report is not None:
+        from kanonym.report.fingerprints import report_fingerprints
+
+        document = {
+            **result.report(),
+            "output": str(output),
+            **report_fingerprints(result, files[0]),
+            **(report_extra or {}),
+        }
+        files.append((Path(report), render_json(document)))
+    if report_html is not None:
+        from kanonym.report.html import render_html  # draws with matplotlib, an extra
+
+        page = render_html(result, written=files, on_progress=result.on_progress)
+        files.append((Path(report_html), page))
+    return files

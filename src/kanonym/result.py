@@ -1,0 +1,458 @@
+"""What a release is: the verified table, its measures, and the report's schema.
+
+This module is the neutral ground between the step that makes a release
+(:mod:`kanonym.release`) and the step that files it (:mod:`kanonym.report`):
+both import it and it imports neither. A :class:`Result` therefore cannot
+draw or write its own report; :meth:`Result.write` hands itself to the
+``writer`` the release step attached (:func:`kanonym.release.write.write_result`).
+
+Example:
+    >>> from kanonym import anonymize
+    >>> import polars as pl
+    >>> table = pl.DataFrame({"zip": ["02138", "02139", "02141", "02142"]})
+    >>> result = anonymize(table, quasi_identifiers={"zip": "mask"}, k=2, seed=1)
+    >>> result.report()["schema_version"], result.table.height
+    (1, 4)
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, Protocol
+
+import polars as pl
+
+from kanonym._version import __version__
+from kanonym.config import AnonymizationConfig
+from kanonym.hierarchy import Hierarchy
+from kanonym.io import CsvDialect, Table
+from kanonym.models import PrivacyModel
+from kanonym.search import Progress
+from kanonym.search.trace import SearchTrace
+from kanonym.verify import CellCounts
+
+if TYPE_CHECKING:
+    import pandas
+
+SCHEMA_VERSION = 1
+"""The release report's schema version: it changes whenever a key changes meaning
+or disappears, so reviewers' tooling can rely on it."""
+
+
+class ResultWriter(Protocol):
+    """Writes a result's files (:func:`kanonym.release.write.write_result`)."""
+
+    def __call__(
+        self,
+        result: Result,
+        output: str | Path,
+        *,
+        report: str | Path | None = None,
+        report_html: str | Path | None = None,
+    ) -> None: ...
+
+
+@dataclass(frozen=True)
+class CellReport:
+    """The report's ``suppressed_cells``: counts from the verified table, and per phase.
+
+    Attributes:
+        counts: blanked cells per quasi-identifier and rows touched (verified).
+        by_phase: for mu-Argus, cells blanked by its 1-3 attribute combinations
+            (``combinations``) and by kanonym's completion (``completion``);
+            None for the other techniques.
+    """
+
+    counts: CellCounts
+    by_phase: dict[str, int] | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        """JSON-ready form."""
+        return {
+            "total": self.counts.total,
+            "rows": self.counts.rows,
+            "by_attribute": dict(self.counts.by_attribute),
+            "by_phase": None if self.by_phase is None else dict(self.by_phase),
+        }
+
+
+@dataclass(frozen=True)
+class Solution:
+    """One candidate generalization with its measures.
+
+    Attributes:
+        transformation: quasi-identifier -> hierarchy level.
+        suppressed_rows: rows its minimal required suppression removes.
+        metrics: every utility metric plus :func:`kanonym.metrics.report_measures`.
+        suppressed_cells: cells blanked under cell suppression (None otherwise).
+    """
+
+    transformation: dict[str, int]
+    suppressed_rows: int
+    metrics: dict[str, object]
+    suppressed_cells: int | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        """JSON-ready form used in the report."""
+        cells = {} if self.suppressed_cells is None else {"suppressed_cells": self.suppressed_cells}
+        return {
+            "transformation": dict(self.transformation),
+            "suppressed_rows": self.suppressed_rows,
+            **cells,
+            "metrics": self.metrics,
+        }
+
+
+@dataclass(frozen=True)
+class UnchangedColumn:
+    """A column the release publishes exactly as the input holds it.
+
+    Attributes:
+        column: its name.
+        role: ``sensitive``, ``insensitive`` or ``unlisted`` (kept by
+            ``keep_unlisted``).
+        distinct_values: distinct values among the released rows.
+        uniqueness: share of released rows whose value no other released row
+            holds (:func:`kanonym.attacks.measures.value_uniqueness`).
+        likely_direct_identifier: ``uniqueness`` reaches
+            :data:`~kanonym.attacks.measures.DIRECT_IDENTIFIER_UNIQUENESS`: the
+            column alone singles out (nearly) every record, as a name or an SSN
+            does.
+    """
+
+    column: str
+    role: Literal["sensitive", "insensitive", "unlisted"]
+    distinct_values: int
+    uniqueness: float
+    likely_direct_identifier: bool
+
+    def as_dict(self) -> dict[str, object]:
+        """JSON-ready form used in the report."""
+        return {
+            "column": self.column,
+            "role": self.role,
+            "distinct_values": self.distinct_values,
+            "uniqueness": self.uniqueness,
+            "likely_direct_identifier": self.likely_direct_identifier,
+        }
+
+
+def _shown(value: object) -> str:
+    """A measure for a person: six significant digits for a real number."""
+    return f"{value:.6g}" if isinstance(value, float) else str(value)
+
+
+LOSS_WARNING = 0.9
+"""Information loss (``loss``, or ``ncp`` for a local recoding) above which a release
+is reported as keeping little of the data."""
+
+
+@dataclass(frozen=True, eq=False)
+class Result:
+    """A verified release, ready to be written.
+
+    Attributes:
+        table: the released rows (Polars), already re-checked.
+        transformation: quasi-identifier -> chosen level; None for a local
+            recoding, which has no level (see ``recoding``).
+        metrics: measures of the chosen generalization.
+        minimal_generalizations: every solution the search proposed, best first
+            (all k-minimal generalizations for ``minimal``).
+        config: the job that produced it.
+        seed: the seed of the row shuffle.
+        recoding: for a local recoding (Mondrian), the report's ``recoding``
+            object: method, variant, partitions, classes and each
+            quasi-identifier's axis kind; None for full-domain releases.
+        input_table: the table that was anonymized, for the HTML report's
+            "before" figures and fingerprint (None when not kept).
+        search: what the lattice search checked, for the HTML report's lattice
+            figure (None when no search ran: ``apply``).
+        on_progress: the progress callback the release was made with; writing
+            the files (:meth:`write`, :meth:`payloads`) reports to it too.
+    """
+
+    table: pl.DataFrame
+    transformation: dict[str, int] | None
+    metrics: dict[str, object]
+    minimal_generalizations: tuple[Solution, ...]
+    config: AnonymizationConfig
+    seed: int
+    input_rows: int
+    suppressed_rows: int
+    max_suppressed_rows: int
+    nodes_checked: int
+    proven_optimal: bool
+    models: tuple[PrivacyModel, ...]
+    sensitive_hierarchies: Mapping[str, Hierarchy]
+    hierarchies: Mapping[str, Hierarchy]
+    source: str
+    dialect: CsvDialect | None
+    timings: dict[str, float] = field(default_factory=dict)
+    applied_from: str | None = None
+    recoding: dict[str, object] | None = None
+    suppressed_cells: CellReport | None = None
+    input_table: Table | None = None
+    search: SearchTrace | None = None
+    on_progress: Callable[[Progress], None] | None = field(default=None, compare=False)
+    # Set by the release step: this module may not import the report step that writes.
+    writer: ResultWriter | None = field(default=None, repr=False, compare=False)
+
+    def __repr__(self) -> str:
+        """One line: what was released and how, never the table itself."""
+        if self.transformation is not None:
+            how = "[" + ", ".join(f"{n}={v}" for n, v in self.transformation.items()) + "]"
+        else:
+            how = f"{self.config.algorithm} local recoding"
+        metric = self.config.metric or ("ncp" if self.transformation is None else None)
+        score = "" if metric is None else f", {metric} {_shown(self.metrics.get(metric))}"
+        return (
+            f"<kanonym.Result: {self.table.height} of {self.input_rows} rows released "
+            f"({self.suppressed_rows} suppressed), k={self.config.k}, {how}{score}, "
+            f"seed {self.seed}>"
+        )
+
+    def summary(self) -> str:
+        """A few lines for a person: rows, generalization, measures, columns and warnings.
+
+        Example:
+            >>> import kanonym
+            >>> import polars as pl
+            >>> table = pl.DataFrame({"zip": ["02138", "02139", "02141", "02142"],
+            ...                       "visits": ["1", "2", "1", "3"]})
+            >>> result = kanonym.anonymize(table, quasi_identifiers={"zip": "mask"}, k=2,
+            ...                    insensitive=["visits"], seed=1)
+            >>> print(result.summary())
+            released 4 of 4 rows (0 suppressed, limit 0); k=2
+            generalization: zip=1 of 5 (optimal, proven optimal)
+            loss 0.333333, 2 classes, smallest 2 rows
+            released unchanged: visits (insensitive)
+        """
+        config = self.config
+        lines = [
+            f"released {self.table.height} of {self.input_rows} rows ({self.suppressed_rows} "
+            f"suppressed, limit {self.max_suppressed_rows}); k={config.k}"
+            + "".join(f", {m.describe()['model']}" for m in self.models[1:])
+        ]
+        proof = "proven optimal" if self.proven_optimal else "not proven optimal"
+        if self.transformation is not None:
+            levels = ", ".join(
+                f"{n}={v} of {self.hierarchies[n].height}" for n, v in self.transformation.items()
+            )
+            lines.append(f"generalization: {levels} ({config.algorithm}, {proof})")
+            measure = config.metric or "loss"
+        else:
+            partitions = (self.recoding or {}).get("partitions")
+            lines.append(f"local recoding: {config.algorithm}, {partitions} partitions")
+            measure = "ncp"
+        sizes = self.table.group_by(list(self.hierarchies)).len().get_column("len").to_numpy()
+        lines.append(
+            f"{measure} {_shown(self.metrics.get(measure))}, {sizes.size} classes, "
+            f"smallest {int(sizes.min()) if sizes.size else 0} rows"
+        )
+        unchanged = ", ".join(f"{c.column} ({c.role})" for c in self.released_unchanged)
+        lines.append(f"released unchanged: {unchanged or 'no column'}")
+        lines.extend(f"warning: {warning}" for warning in self.warnings)
+        return "\n".join(lines)
+
+    def to_pandas(self) -> pandas.DataFrame:
+        """The released table as a pandas DataFrame (needs the ``pandas`` extra)."""
+        return self.table.to_pandas()
+
+    @functools.cached_property
+    def released_unchanged(self) -> tuple[UnchangedColumn, ...]:
+        """Every released column that is not a quasi-identifier, with its uniqueness.
+
+        These columns are published exactly as the input holds them; the reports
+        list them, and flag those unique on (nearly) every row as likely direct
+        identifiers.
+        """
+        # Loaded here: a release that writes no report needs no attack measure.
+        from kanonym.attacks.measures import DIRECT_IDENTIFIER_UNIQUENESS, value_uniqueness
+
+        config = self.config
+        unchanged = [c for c in self.table.columns if c not in self.hierarchies]
+        if not unchanged:
+            return ()
+        shares = value_uniqueness(self.table, unchanged)
+        distinct = self.table.select(pl.col(c).n_unique() for c in unchanged).row(0)
+        role: dict[str, Literal["sensitive", "insensitive"]] = {
+            **dict.fromkeys(config.insensitive, "insensitive"),
+            **dict.fromkeys(config.sensitive, "sensitive"),
+        }
+        return tuple(
+            UnchangedColumn(
+                column=column,
+                role=role.get(column, "unlisted"),
+                distinct_values=int(count),
+                uniqueness=shares[column],
+                likely_direct_identifier=shares[column] >= DIRECT_IDENTIFIER_UNIQUENESS,
+            )
+            for column, count in zip(unchanged, distinct, strict=True)
+        )
+
+    @functools.cached_property
+    def wiped_attributes(self) -> dict[str, str | None]:
+        """Quasi-identifiers released as one value in every released row, and that value.
+
+        The value is the hierarchy's root when the attribute is fully suppressed
+        (generalized to the root, every cell blanked, or a local recoding whose
+        every class covers the whole hierarchy); another label every row got
+        (``021**`` when every ZIP starts with 021) tells as little. A column
+        that held one value in the input had nothing to tell and is not counted.
+        """
+        names = [name for name in self.hierarchies if name in self.table.columns]
+        if not names or self.table.height == 0:
+            return {}
+        # "Does any row differ from the first" is one comparison per cell, about three
+        # times cheaper than counting distinct values (1.3 s of a 10M-row run).
+        varied = self.table.select(
+            pl.col(n).ne_missing(pl.col(n).first()).any() for n in names
+        ).row(0)
+        source = self.input_table.frame if self.input_table is not None else None
+        wiped: dict[str, str | None] = {}
+        for name, differs in zip(names, varied, strict=True):
+            if differs:
+                continue
+            hierarchy = self.hierarchies[name]
+            before = (
+                source.get_column(name).n_unique()
+                if source is not None
+                else len(hierarchy.levels[0])
+            )
+            if before < 2:
+                continue
+            wiped[name] = self.table.get_column(name)[0]
+        return wiped
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """What makes this release less useful or less safe than it looks, one line each.
+
+        An attribute fully suppressed, an information loss above
+        :data:`LOSS_WARNING`, and a column released unchanged that is likely a
+        direct identifier. The command line prints them on stderr and both
+        reports record them.
+        """
+        notes = [
+            f"{name}: fully suppressed"
+            if value == self.hierarchies[name].levels[-1][0]
+            else f"{name}: one value ({'missing' if value is None else repr(value)}) "
+            "for every row, as good as suppressed"
+            for name, value in self.wiped_attributes.items()
+        ]
+        loss_name = "loss" if self.transformation is not None else "ncp"
+        loss = self.metrics.get(loss_name)
+        if isinstance(loss, float) and loss > LOSS_WARNING:
+            notes.append(
+                f"information loss ({loss_name}) {loss:.3f} is above {LOSS_WARNING}: "
+                "the release keeps little of the data"
+            )
+        notes.extend(
+            f"column '{c.column}' ({c.role}) is released unchanged and unique on "
+            f"{c.uniqueness:.0%} of rows: likely a direct identifier"
+            for c in self.released_unchanged
+            if c.likely_direct_identifier
+        )
+        return tuple(notes)
+
+    def report(self) -> dict[str, object]:
+        """The release report (schema in the README, ``schema_version`` 1)."""
+        config = self.config
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "kanonym_version": __version__,
+            "input": self.source,
+            "input_rows": self.input_rows,
+            "released_rows": self.table.height,
+            "suppressed_rows": self.suppressed_rows,
+            "max_suppressed_rows": self.max_suppressed_rows,
+            "suppression_limit": config.suppression.describe(),
+            "k": config.k,
+            "models": [model.describe() for model in self.models],
+            "model_specs": list(config.models),
+            "sensitive_hierarchies": {
+                name: hierarchy.name for name, hierarchy in self.sensitive_hierarchies.items()
+            },
+            "quasi_identifiers": list(config.hierarchies),
+            "identifying": list(config.identifying),
+            "sensitive": list(config.sensitive),
+            "insensitive": list(config.insensitive),
+            "keep_unlisted": config.keep_unlisted,
+            "released_unchanged": [column.as_dict() for column in self.released_unchanged],
+            "warnings": list(self.warnings),
+            "hierarchies": {
+                name: {"source": h.name, "height": h.height} for name, h in self.hierarchies.items()
+            },
+            "hierarchy_duplicates": config.hierarchy_duplicates,
+            "repeated_leaves": {
+                name: [leaf.as_dict() for leaf in h.repeated_leaves]
+                for name, h in {**self.hierarchies, **self.sensitive_hierarchies}.items()
+                if h.repeated_leaves
+            },
+            "transformation": None if self.transformation is None else dict(self.transformation),
+            **({} if self.recoding is None else {"recoding": self.recoding}),
+            "technique": config.technique,
+            "suppressed_attributes": [
+                name
+                for name, level in (self.transformation or {}).items()
+                if level == self.hierarchies[name].height
+            ],
+            "suppressed_cells": (
+                self.suppressed_cells or CellReport(CellCounts.none(list(self.hierarchies)))
+            ).as_dict(),
+            "metrics": self.metrics,
+            "minimal_generalizations": [s.as_dict() for s in self.minimal_generalizations],
+            "algorithm": config.algorithm,
+            "metric": config.metric,
+            "policy": config.policy,
+            "proven_optimal": self.proven_optimal,
+            "time_limit": config.time_limit,
+            "weights": {name: config.weights.get(name, 1.0) for name in self.hierarchies},
+            "min_levels": dict(config.min_levels),
+            "max_levels": dict(config.max_levels),
+            "seed": self.seed,
+            "nodes_checked": self.nodes_checked,
+            "verified": True,
+            "elapsed_seconds": round(sum(self.timings.values()), 6),
+            "timings": {step: round(seconds, 6) for step, seconds in self.timings.items()},
+            **({} if self.applied_from is None else {"applied_from": self.applied_from}),
+        }
+
+    def write(
+        self,
+        output: str | Path,
+        *,
+        report: str | Path | None = None,
+        report_html: str | Path | None = None,
+    ) -> None:
+        """Write the release (CSV in the input's dialect, or Parquet) and the reports.
+
+        All files are written atomically and together: either all are
+        replaced or none is touched (:func:`kanonym.release.write.write_result`).
+        ``report_html`` is the HTML report (needs matplotlib, the ``report``
+        extra), which fingerprints the release and JSON report exactly as
+        written.
+
+        Raises:
+            InputError: a destination is the input table or a hierarchy file,
+                two destinations are one file, or one cannot be written;
+                checked before anything is serialized.
+        """
+        if self.writer is None:
+            raise TypeError("this Result was built without a writer; use kanonym.release.write")
+        self.writer(self, output, report=report, report_html=report_html)
+
+    def input_files(self) -> dict[str, Path | None]:
+        """The files this release was made from, which no destination may overwrite."""
+        files: dict[str, Path | None] = {
+            "input table": None if self.source == "<DataFrame>" else Path(self.source)
+        }
+        hierarchies = {**self.hierarchies, **self.sensitive_hierarchies}
+        for name, hierarchy in hierarchies.items():
+            # A hierarchy read from an ARX file is named by its path; builders' are not files.
+            if Path(hierarchy.name).is_file():
+                files[f"hierarchy file of '{name}'"] = Path(hierarchy.name)
+        return files
