@@ -24,6 +24,7 @@ from common import machine, write_results
 from kanonym.config import SuppressionLimit
 from kanonym.datasets import adult_hierarchies, load_adult
 from kanonym.encode import FrequencySet, encode, encode_sensitive
+from kanonym.evaluation import NodeEvaluator
 from kanonym.metrics import MetricContext, make_metric
 from kanonym.models import (
     DistinctLDiversity,
@@ -32,7 +33,7 @@ from kanonym.models import (
     KAnonymity,
     PrivacyModel,
 )
-from kanonym.search import ALGORITHMS, NodeEvaluator, run_search
+from kanonym.search import ALGORITHMS, run_search
 
 # (label, models, metric, suppression, ARX levels, ARX suppressed, ARX wall ms)
 CASES: list[tuple[str, list[PrivacyModel], str, float, list[int], int, float]] = [

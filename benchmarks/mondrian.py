@@ -31,11 +31,11 @@ import kanonym
 from kanonym.config import SuppressionLimit
 from kanonym.datasets import ADULT_COLUMNS, adult_hierarchy_path, load_adult
 from kanonym.encode import EncodedTable, encode
+from kanonym.evaluation import NodeEvaluator
 from kanonym.hierarchy import Hierarchy, load_arx, resolve
 from kanonym.metrics.local import generalization_ncp, ncp
 from kanonym.models import KAnonymity
 from kanonym.recoding import Mondrian
-from kanonym.search import NodeEvaluator
 
 NUMERIC = {"age"}
 

@@ -46,11 +46,12 @@ from kanonym.config import SuppressionLimit
 from kanonym.datasets import ADULT_COLUMNS, adult_hierarchies, adult_hierarchy_path, adult_path
 from kanonym.encode import EncodedTable, FrequencySet, encode
 from kanonym.errors import HierarchyError
+from kanonym.evaluation import NodeEvaluator
 from kanonym.hierarchy import Hierarchy, MaskBuilder, load_arx, resolve
 from kanonym.io import read_table
 from kanonym.metrics import MetricContext, make_metric
 from kanonym.models import KAnonymity
-from kanonym.search import ALGORITHMS, NodeEvaluator, SearchOutcome, run_search
+from kanonym.search import ALGORITHMS, SearchOutcome, run_search
 
 REPEATS = 5
 CLI_REPEATS = 3

@@ -13,8 +13,9 @@ from common import SHARED_DATA, dataset, machine, median_seconds, write_results
 
 from kanonym.config import SuppressionLimit
 from kanonym.encode import encode
+from kanonym.evaluation import NodeEvaluator
 from kanonym.models import KAnonymity
-from kanonym.search import ALGORITHMS, NodeEvaluator, run_search
+from kanonym.search import ALGORITHMS, run_search
 
 REPEATS = 5
 CASES = [(k, fraction) for k in (2, 5, 10, 100) for fraction in (0.0, 0.04)]

@@ -9,10 +9,10 @@ import polars as pl
 from hypothesis import strategies as st
 
 from kanonym.encode import EncodedTable, encode
+from kanonym.evaluation import NodeEvaluator
 from kanonym.hierarchy import Hierarchy
 from kanonym.metrics import MetricContext, UtilityMetric, make_metric
 from kanonym.models import KAnonymity
-from kanonym.search import NodeEvaluator
 
 
 @st.composite

@@ -15,6 +15,7 @@ SUBPACKAGES = {
     "datasets",
     "encode",
     "errors",
+    "evaluation",
     "hierarchy",
     "io",
     "lattice",

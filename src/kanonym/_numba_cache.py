@@ -25,7 +25,7 @@ _KERNEL_MODULES = (
     _PACKAGE / "lattice" / "kernels.py",
     _PACKAGE / "metrics" / "base.py",
     _PACKAGE / "models" / "distribution.py",
-    _PACKAGE / "search" / "kernels.py",
+    _PACKAGE / "evaluation" / "kernels.py",
 )
 """The modules that define functions with ``@njit(cache=True)``."""
 

@@ -13,12 +13,13 @@ from tests.strategies import problems
 
 from kanonym.encode import encode, encode_sensitive
 from kanonym.errors import InputError
+from kanonym.evaluation import CellSuppressionEvaluator
 from kanonym.hierarchy import Hierarchy
 from kanonym.lattice import Lattice
 from kanonym.metrics import METRICS, MetricContext, make_metric, score_tolerance
 from kanonym.metrics.ranking import best_of
 from kanonym.models import DistinctLDiversity, KAnonymity
-from kanonym.search import ALGORITHMS, CellSuppressionEvaluator, run_search
+from kanonym.search import ALGORITHMS, run_search
 
 
 def _non_monotone() -> tuple[pl.DataFrame, dict[str, Hierarchy]]:

@@ -15,8 +15,8 @@ from tests.strategies import problems
 
 from kanonym.encode import FrequencySet, encode
 from kanonym.encode.grouping import HashTable, count_hashed, count_into
+from kanonym.evaluation.partition import Partition, Rollup
 from kanonym.hierarchy import Hierarchy
-from kanonym.search.partition import Partition, Rollup
 
 
 def _reference(rollup: Rollup, node: tuple[int, ...]) -> dict[tuple[int, ...], int]:

@@ -8,6 +8,7 @@ from tests.conftest import race_hierarchy, samarati_table, zip_hierarchy
 
 import kanonym
 from kanonym.encode import encode
+from kanonym.evaluation import NodeEvaluator
 from kanonym.metrics.local import (
     categorical_penalty,
     generalization_ncp,
@@ -17,7 +18,6 @@ from kanonym.metrics.local import (
     numeric_penalty,
 )
 from kanonym.models import KAnonymity
-from kanonym.search import NodeEvaluator
 
 
 def test_penalties_run_from_zero_for_a_value_to_one_for_everything() -> None:

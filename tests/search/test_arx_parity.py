@@ -39,11 +39,12 @@ import kanonym
 from kanonym.config import SuppressionLimit
 from kanonym.datasets import ADULT_COLUMNS, adult_hierarchies, load_adult
 from kanonym.encode import EncodedTable, FrequencySet, encode
+from kanonym.evaluation import NodeEvaluator
 from kanonym.hierarchy import Hierarchy, load_arx
 from kanonym.io import read_table
 from kanonym.metrics import MetricContext, make_metric
 from kanonym.models import KAnonymity
-from kanonym.search import ALGORITHMS, NodeEvaluator, run_search
+from kanonym.search import ALGORITHMS, run_search
 
 # tests/search/this_file.py -> parents[3] is the folder holding the repository.
 SHARED_DATA = Path(__file__).resolve().parents[3] / "shared" / "data"

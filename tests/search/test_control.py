@@ -7,9 +7,10 @@ import pytest
 from kanonym.datasets import adult_hierarchies, load_adult
 from kanonym.encode import encode
 from kanonym.errors import InputError
+from kanonym.evaluation import NodeEvaluator
 from kanonym.metrics import MetricContext, make_metric
 from kanonym.models import KAnonymity
-from kanonym.search import ALGORITHMS, NodeEvaluator, Progress, SearchControl, run_search
+from kanonym.search import ALGORITHMS, Progress, SearchControl, run_search
 
 
 class _StopAfter(SearchControl):

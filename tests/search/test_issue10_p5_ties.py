@@ -19,11 +19,12 @@ from tests.strategies import problems
 
 import kanonym
 from kanonym.encode import encode
+from kanonym.evaluation import NodeEvaluator
 from kanonym.hierarchy import Hierarchy
 from kanonym.lattice import Lattice, Node
 from kanonym.metrics import MetricContext, make_metric
 from kanonym.models import KAnonymity
-from kanonym.search import ALGORITHMS, NodeEvaluator, SearchControl, run_search
+from kanonym.search import ALGORITHMS, SearchControl, run_search
 from kanonym.search.optimal import _Optimizer
 
 EXACT_SEARCHES = ["optimal", "incognito"]

@@ -6,10 +6,11 @@ from tests.patients import patients
 
 from kanonym.config import AnonymizationConfig, SuppressionLimit
 from kanonym.encode import encode
+from kanonym.evaluation import NodeEvaluator
 from kanonym.io import load
 from kanonym.metrics import MetricContext, make_metric
 from kanonym.release.pipeline import build_evaluator, declare
-from kanonym.search import NodeEvaluator, Progress, SearchControl, run_search
+from kanonym.search import Progress, SearchControl, run_search
 from kanonym.search.optimal import OptimalSearch
 
 

@@ -11,10 +11,11 @@ from tests.strategies import huge_lattice_table
 import kanonym
 from kanonym.encode import encode
 from kanonym.errors import InputError
+from kanonym.evaluation import CellSuppressionEvaluator
 from kanonym.hierarchy import Hierarchy
 from kanonym.metrics import MetricContext, make_metric
 from kanonym.models import KAnonymity
-from kanonym.search import CellSuppressionEvaluator, MuArgusSearch, SearchControl, run_search
+from kanonym.search import MuArgusSearch, SearchControl, run_search
 from kanonym.search.muargus import rare_counts
 
 

@@ -9,11 +9,12 @@ from tests.strategies import problems
 
 from kanonym.encode import encode
 from kanonym.errors import InputError
+from kanonym.evaluation import NodeEvaluator
 from kanonym.lattice import Lattice
 from kanonym.metrics import METRICS, MetricContext, make_metric, score_tolerance
 from kanonym.metrics.ranking import best_of
 from kanonym.models import KAnonymity
-from kanonym.search import ALGORITHMS, NodeEvaluator, run_search
+from kanonym.search import ALGORITHMS, run_search
 
 
 def _brute_force(evaluator: NodeEvaluator, lattice: Lattice):

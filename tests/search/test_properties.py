@@ -10,10 +10,11 @@ from hypothesis import strategies as st
 from tests.strategies import problems
 
 from kanonym.encode import encode
+from kanonym.evaluation import NodeEvaluator
 from kanonym.hierarchy import Hierarchy
 from kanonym.lattice import Lattice
 from kanonym.models import KAnonymity
-from kanonym.search import ALGORITHMS, NodeEvaluator, run_search
+from kanonym.search import ALGORITHMS, run_search
 
 
 def _brute_force_satisfying(table: pl.DataFrame, hs: dict[str, Hierarchy], k: int, max_sup: int):

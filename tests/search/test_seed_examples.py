@@ -6,9 +6,10 @@ import polars as pl
 import pytest
 
 from kanonym.encode import encode
+from kanonym.evaluation import NodeEvaluator
 from kanonym.hierarchy import Hierarchy
 from kanonym.models import KAnonymity
-from kanonym.search import ALGORITHMS, NodeEvaluator, run_search
+from kanonym.search import ALGORITHMS, run_search
 
 
 def _evaluator(

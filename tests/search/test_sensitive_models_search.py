@@ -16,6 +16,7 @@ from tests.strategies import problems
 
 from kanonym.encode import encode, encode_sensitive
 from kanonym.errors import InputError
+from kanonym.evaluation import NodeEvaluator
 from kanonym.lattice import Lattice
 from kanonym.metrics import MetricContext, make_metric, score_tolerance
 from kanonym.metrics.ranking import best_of
@@ -29,7 +30,7 @@ from kanonym.models import (
     OrderedDistanceTCloseness,
     RecursiveCLDiversity,
 )
-from kanonym.search import ALGORITHMS, NodeEvaluator, run_search
+from kanonym.search import ALGORITHMS, run_search
 
 MODELS = [
     DistinctLDiversity(l=2, attribute="s"),

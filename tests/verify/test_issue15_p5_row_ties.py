@@ -28,10 +28,10 @@ import kanonym
 from kanonym.config import AnonymizationConfig, ReleaseJob, SuppressionLimit
 from kanonym.encode import encode
 from kanonym.errors import VerificationError
+from kanonym.evaluation import NodeEvaluator
 from kanonym.hierarchy import Hierarchy
 from kanonym.models import KAnonymity
 from kanonym.release.pipeline import run_job
-from kanonym.search import NodeEvaluator
 from kanonym.transform import cells as cells_module
 from kanonym.transform import generalize, kept_rows
 from kanonym.verify import measure, verify_release, verify_rows

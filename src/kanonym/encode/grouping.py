@@ -2,7 +2,7 @@
 
 Used wherever rows are grouped by an integer key: building the frequency set
 from packed quasi-identifier codes, and counting a lattice node's classes when
-its key space is too large for a dense counter (:mod:`kanonym.search.kernels`).
+its key space is too large for a dense counter (:mod:`kanonym.evaluation.kernels`).
 A search reuses one table for every node (:class:`HashTable`); only the slots a
 call fills are cleared after it. Compiled once and cached on disk
 (``cache=True``).

@@ -50,12 +50,12 @@ import numpy as np
 import numpy.typing as npt
 
 from kanonym.encode import EncodedTable, FrequencySet, SensitiveAttribute
+from kanonym.evaluation.evaluator import NodeEvaluation, NodeEvaluator
+from kanonym.evaluation.partition import Partition
 from kanonym.lattice import Node
 from kanonym.metrics import ClassView, Loss, MetricContext
 from kanonym.metrics.cells import CellView, cell_score
 from kanonym.models import PrivacyModel, required_k
-from kanonym.search.evaluation import NodeEvaluation, NodeEvaluator
-from kanonym.search.partition import Partition
 from kanonym.transform.cells import CellSuppression, Judge, group_sums, suppress_cells
 from kanonym.transform.combinations import suppress_rare_combinations
 

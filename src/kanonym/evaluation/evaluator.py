@@ -3,7 +3,7 @@
 For a node (distance vector), the classes of a specialization already computed
 (or the frequency set itself) are mapped to the node's levels through the
 per-level lookup arrays, packed into integer keys, and merged, summing their
-sizes, all vectorized (see :mod:`kanonym.search.partition`). The rows of classes that fail
+sizes, all vectorized (see :mod:`kanonym.evaluation.partition`). The rows of classes that fail
 a model are the *minimal required suppression* of the node (Samarati & Sweeney
 1998, section 4): exactly those rows must go for the node to satisfy the
 models, and the node is acceptable when they are at most MaxSup.
@@ -30,10 +30,10 @@ import numpy.typing as npt
 
 from kanonym.encode import EncodedTable, FrequencySet, SensitiveAttribute
 from kanonym.errors import InputError
+from kanonym.evaluation.partition import Partition, PartitionCache, Rollup
 from kanonym.lattice import Node
 from kanonym.metrics import ClassView, UtilityMetric
 from kanonym.models import ClassStatistics, PrivacyModel
-from kanonym.search.partition import Partition, PartitionCache, Rollup
 
 IntArray = npt.NDArray[np.int64]
 
@@ -90,7 +90,7 @@ class NodeEvaluator:
 
     ``checks`` counts distinct nodes actually computed, the figure searches
     report as "nodes checked". Classes are rolled up from the smallest cached
-    specialization (:mod:`kanonym.search.partition`). When ``metric`` is set,
+    specialization (:mod:`kanonym.evaluation.partition`). When ``metric`` is set,
     every evaluation also carries the metric's score for the node.
     """
 

@@ -42,14 +42,14 @@ import numpy.typing as npt
 from kanonym.encode import EncodedTable, FrequencySet
 from kanonym.encode.frequency import KEY_LIMIT
 from kanonym.encode.grouping import HashTable, count_into
-from kanonym.lattice import Node
-from kanonym.search.kernels import (
+from kanonym.evaluation.kernels import (
     class_keys,
     dense_classes,
     fewest_below,
     generalize_column,
     sum_rows,
 )
+from kanonym.lattice import Node
 
 IntArray = npt.NDArray[np.int64]
 

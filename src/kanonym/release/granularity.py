@@ -33,20 +33,13 @@ import polars as pl
 from kanonym.config import AnonymizationConfig
 from kanonym.encode import EncodedAttribute, EncodedTable
 from kanonym.errors import VerificationError
+from kanonym.evaluation import CellSuppressionEvaluator, NodeCells, NodeEvaluator
 from kanonym.hierarchy import Hierarchy
 from kanonym.lattice import Node
 from kanonym.metrics import MetricContext, UtilityMetric, make_metric
 from kanonym.metrics.cells import cell_score, precision_by_attribute
 from kanonym.result import CellReport
-from kanonym.search import (
-    ALGORITHMS,
-    CellSuppressionEvaluator,
-    NodeCells,
-    NodeEvaluator,
-    SearchControl,
-    SearchOutcome,
-    run_search,
-)
+from kanonym.search import ALGORITHMS, SearchControl, SearchOutcome, run_search
 from kanonym.transform import blank_cells
 from kanonym.transform.cells import group_rows
 from kanonym.verify import verify_cells, verify_models

@@ -25,6 +25,7 @@ import polars as pl
 from kanonym.config import AnonymizationConfig, HierarchyLike, ReleaseJob, SuppressionLimit
 from kanonym.encode import EncodedTable, SensitiveAttribute, encode, encode_sensitive
 from kanonym.errors import InputError, UnassignedColumnsError
+from kanonym.evaluation import CellSuppressionEvaluator, NodeEvaluation, NodeEvaluator
 from kanonym.hierarchy import Hierarchy, resolve
 from kanonym.io import Table, load
 from kanonym.lattice import Lattice, Node
@@ -38,15 +39,7 @@ from kanonym.release.granularity import (
 )
 from kanonym.release.write import write_result
 from kanonym.result import CellReport, Result, Solution
-from kanonym.search import (
-    ALGORITHMS,
-    CellSuppressionEvaluator,
-    NodeEvaluation,
-    NodeEvaluator,
-    Progress,
-    SearchControl,
-    run_search,
-)
+from kanonym.search import ALGORITHMS, Progress, SearchControl, run_search
 from kanonym.search.trace import SearchTrace
 from kanonym.transform import generalize, kept_rows
 from kanonym.verify import CellCounts, CheckSummary, measure_table, verify_models, verify_release

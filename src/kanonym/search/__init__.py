@@ -1,9 +1,7 @@
 """Search step: one module per algorithm behind :class:`SearchAlgorithm`."""
 
 from kanonym.search.base import Progress, SearchAlgorithm, SearchControl, SearchOutcome, run_search
-from kanonym.search.cells import CellSuppressionEvaluator, NodeCells
 from kanonym.search.datafly import DataflySearch
-from kanonym.search.evaluation import NodeClasses, NodeEvaluation, NodeEvaluator
 from kanonym.search.greedy import GreedySearch
 from kanonym.search.incognito import IncognitoSearch
 from kanonym.search.minimal import MinimalSearch
@@ -28,16 +26,11 @@ __all__ = [
     "DEFAULT_ALGORITHM",
     "DEFAULT_POLICY",
     "POLICIES",
-    "CellSuppressionEvaluator",
     "DataflySearch",
     "GreedySearch",
     "IncognitoSearch",
     "MinimalSearch",
     "MuArgusSearch",
-    "NodeCells",
-    "NodeClasses",
-    "NodeEvaluation",
-    "NodeEvaluator",
     "OptimalSearch",
     "Progress",
     "SamaratiSearch",

@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from kanonym.errors import InputError
+from kanonym.evaluation.evaluator import NodeEvaluation, NodeEvaluator
 from kanonym.lattice import Lattice
 from kanonym.metrics import UtilityMetric
 from kanonym.metrics.ranking import ranked as ranked_by_score
 from kanonym.metrics.ranking import score_tolerance
-from kanonym.search.evaluation import NodeEvaluation, NodeEvaluator
 from kanonym.search.policies import rank
 
 # Searches here keep one status byte and the levels of every node in memory;

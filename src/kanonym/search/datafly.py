@@ -29,7 +29,8 @@ Example:
     >>> from kanonym.encode import encode
     >>> from kanonym.metrics import MetricContext, make_metric
     >>> from kanonym.models import KAnonymity
-    >>> from kanonym.search import NodeEvaluator, run_search
+    >>> from kanonym.evaluation import NodeEvaluator
+    >>> from kanonym.search import run_search
     >>> zip_h = Hierarchy("zip", (("z1", "z2", "z3"), ("z12", "z12", "z3"), ("*", "*", "*")))
     >>> sex_h = Hierarchy("sex", (("M", "F"), ("*", "*")))
     >>> table = pl.DataFrame({"zip": ["z1", "z1", "z2", "z2", "z3", "z3"],
@@ -46,9 +47,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kanonym.encode import EncodedTable
+from kanonym.evaluation.evaluator import NodeEvaluation, NodeEvaluator
 from kanonym.lattice import Lattice, Node
 from kanonym.search.base import SearchControl
-from kanonym.search.evaluation import NodeEvaluation, NodeEvaluator
 
 
 def raisable(node: Node, heights: Node) -> list[int]:

@@ -39,7 +39,8 @@ the specialization (0, 1) also satisfies and loses less):
     >>> from kanonym.encode import encode
     >>> from kanonym.metrics import MetricContext, make_metric
     >>> from kanonym.models import KAnonymity
-    >>> from kanonym.search import NodeEvaluator, run_search
+    >>> from kanonym.evaluation import NodeEvaluator
+    >>> from kanonym.search import run_search
     >>> a_h = Hierarchy("a", (("a1", "a2", "a3", "a4"), ("a12", "a12", "a34", "a34"),
     ...                       ("*",) * 4))
     >>> b_h = Hierarchy("b", (("b1", "b2", "b3"), ("*", "*", "*")))
@@ -54,11 +55,11 @@ the specialization (0, 1) also satisfies and loses less):
 
 from __future__ import annotations
 
+from kanonym.evaluation.evaluator import NodeEvaluation, NodeEvaluator
 from kanonym.lattice import Lattice
 from kanonym.metrics.ranking import best_of, score_tolerance, ties_lowest
 from kanonym.search.base import SearchControl
 from kanonym.search.datafly import DataflySearch
-from kanonym.search.evaluation import NodeEvaluation, NodeEvaluator
 
 
 class GreedySearch:

@@ -24,7 +24,8 @@ Example:
     >>> from kanonym.encode import encode
     >>> from kanonym.metrics import MetricContext, make_metric
     >>> from kanonym.models import KAnonymity
-    >>> from kanonym.search import NodeEvaluator, run_search
+    >>> from kanonym.evaluation import NodeEvaluator
+    >>> from kanonym.search import run_search
     >>> h = Hierarchy("x", (("a", "b", "c"), ("ab", "ab", "c"), ("*", "*", "*")))
     >>> enc = encode(pl.DataFrame({"x": ["a", "b", "c", "c"]}), {"x": h})
     >>> ev = NodeEvaluator(enc, [KAnonymity(k=2)], max_suppressed_rows=0)
@@ -37,11 +38,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from kanonym.evaluation.evaluator import NodeEvaluation, NodeEvaluator
 from kanonym.lattice import Lattice, NodeStatus
 from kanonym.lattice.status import SATISFIED, UNKNOWN
 from kanonym.metrics.ranking import best_of, score_tolerance
 from kanonym.search.base import SearchControl
-from kanonym.search.evaluation import NodeEvaluation, NodeEvaluator
 from kanonym.search.minimal import decide
 
 

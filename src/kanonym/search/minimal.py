@@ -19,7 +19,7 @@ Example:
     >>> from kanonym.hierarchy import Hierarchy
     >>> from kanonym.encode import encode
     >>> from kanonym.models import KAnonymity
-    >>> from kanonym.search.evaluation import NodeEvaluator
+    >>> from kanonym.evaluation.evaluator import NodeEvaluator
     >>> from kanonym.lattice import Lattice
     >>> h = Hierarchy("x", (("a", "b"), ("*", "*")))
     >>> enc = encode(pl.DataFrame({"x": ["a", "a", "b"]}), {"x": h})
@@ -33,10 +33,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from kanonym.evaluation.evaluator import NodeEvaluation, NodeEvaluator
 from kanonym.lattice import Lattice, Node, NodeStatus
 from kanonym.lattice.status import SATISFIED, UNKNOWN
 from kanonym.search.base import SearchControl
-from kanonym.search.evaluation import NodeEvaluation, NodeEvaluator
 
 
 def decide(node: Node, status: NodeStatus, evaluator: NodeEvaluator) -> bool:

@@ -28,7 +28,7 @@ kanonym's version, in three phases:
    no release is ever left unprotected.
 
 A node is acceptable when phases 2 and 3 succeed with at most MaxSup rows
-holding a blanked cell (:class:`kanonym.search.cells.CellSuppressionEvaluator`
+holding a blanked cell (:class:`kanonym.evaluation.cells.CellSuppressionEvaluator`
 with ``method="mu-argus"``, which the pipeline pairs with this search); the
 report counts the cells each phase blanked. Like Datafly it checks at most one
 node per level of height and keeps no per-node state, so it runs on lattices
@@ -40,7 +40,8 @@ Example:
     >>> from kanonym.encode import encode
     >>> from kanonym.metrics import MetricContext, make_metric
     >>> from kanonym.models import KAnonymity
-    >>> from kanonym.search import CellSuppressionEvaluator, run_search
+    >>> from kanonym.evaluation import CellSuppressionEvaluator
+    >>> from kanonym.search import run_search
     >>> zip_h = Hierarchy("zip", (("z1", "z2", "z3"), ("z12", "z12", "z3"), ("*", "*", "*")))
     >>> sex_h = Hierarchy("sex", (("M", "F"), ("*", "*")))
     >>> table = pl.DataFrame({"zip": ["z1", "z1", "z2", "z2", "z3", "z3", "z3"],
@@ -64,11 +65,11 @@ from itertools import combinations
 
 import numpy as np
 
+from kanonym.evaluation.evaluator import NodeEvaluation, NodeEvaluator
 from kanonym.lattice import Lattice, Node
 from kanonym.models import required_k
 from kanonym.search.base import SearchControl
 from kanonym.search.datafly import climb, raisable
-from kanonym.search.evaluation import NodeEvaluation, NodeEvaluator
 from kanonym.transform.cells import group_rows
 
 

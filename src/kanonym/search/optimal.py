@@ -37,7 +37,8 @@ Example:
     >>> from kanonym.encode import encode
     >>> from kanonym.metrics import MetricContext, make_metric
     >>> from kanonym.models import KAnonymity
-    >>> from kanonym.search import NodeEvaluator, run_search
+    >>> from kanonym.evaluation import NodeEvaluator
+    >>> from kanonym.search import run_search
     >>> h = Hierarchy("x", (("a", "b", "c"), ("ab", "ab", "c"), ("*", "*", "*")))
     >>> enc = encode(pl.DataFrame({"x": ["a", "b", "c", "c"]}), {"x": h})
     >>> ev = NodeEvaluator(enc, [KAnonymity(k=2)], max_suppressed_rows=0)
@@ -53,12 +54,12 @@ import time
 import numpy as np
 import numpy.typing as npt
 
+from kanonym.evaluation.evaluator import NodeEvaluation, NodeEvaluator
 from kanonym.lattice import Lattice, Node, NodeStatus
 from kanonym.lattice.kernels import raise_box, upward_path
 from kanonym.lattice.status import FAILED, SATISFIED, UNKNOWN
 from kanonym.metrics.ranking import Leader, score_tolerance
 from kanonym.search.base import SearchControl
-from kanonym.search.evaluation import NodeEvaluation, NodeEvaluator
 
 # Nodes filtered at once by the main loop.
 _BLOCK = 256

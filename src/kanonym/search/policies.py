@@ -16,7 +16,7 @@ distance vector wins. Relative distances are compared as exact fractions, so
 ties are real ties, not floating-point accidents.
 
 Example:
-    >>> from kanonym.search.evaluation import NodeEvaluation
+    >>> from kanonym.evaluation.evaluator import NodeEvaluation
     >>> a = NodeEvaluation((1, 0), 2, 2, True)
     >>> b = NodeEvaluation((0, 1), 2, 3, True)
     >>> [e.node for e in rank([a, b], "min-relative-distance", (1, 2))]
@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from fractions import Fraction
 
-from kanonym.search.evaluation import NodeEvaluation
+from kanonym.evaluation.evaluator import NodeEvaluation
 
 Heights = tuple[int, ...]
 

@@ -14,7 +14,7 @@ Example:
     >>> from kanonym.hierarchy import Hierarchy
     >>> from kanonym.encode import encode
     >>> from kanonym.models import KAnonymity
-    >>> from kanonym.search.evaluation import NodeEvaluator
+    >>> from kanonym.evaluation.evaluator import NodeEvaluator
     >>> from kanonym.lattice import Lattice
     >>> h = Hierarchy("x", (("a", "b"), ("*", "*")))
     >>> enc = encode(pl.DataFrame({"x": ["a", "a", "b"]}), {"x": h})
@@ -26,9 +26,9 @@ Example:
 
 from __future__ import annotations
 
+from kanonym.evaluation.evaluator import NodeEvaluation, NodeEvaluator
 from kanonym.lattice import Lattice, NodeStatus
 from kanonym.search.base import SearchControl
-from kanonym.search.evaluation import NodeEvaluation, NodeEvaluator
 from kanonym.search.minimal import decide
 
 

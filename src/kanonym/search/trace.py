@@ -16,7 +16,8 @@ Example (Samarati's race/ZIP table, k=2, one row may go: seed 000):
     >>> from kanonym.encode import encode
     >>> from kanonym.hierarchy import Hierarchy
     >>> from kanonym.models import KAnonymity
-    >>> from kanonym.search import MinimalSearch, NodeEvaluator, run_search
+    >>> from kanonym.evaluation import NodeEvaluator
+    >>> from kanonym.search import MinimalSearch, run_search
     >>> race = Hierarchy("race", (("asian", "black", "white"), ("person",) * 3))
     >>> zips = Hierarchy("zip", (("94138", "94139", "94141", "94142"),
     ...                          ("9413*", "9413*", "9414*", "9414*"), ("941**",) * 4))
@@ -42,10 +43,10 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from kanonym.evaluation.evaluator import NodeEvaluation, NodeEvaluator
 from kanonym.lattice import Lattice, Node
 from kanonym.metrics.ranking import SCORE_TOLERANCE, best_of, score_tolerance
 from kanonym.search.base import SearchOutcome
-from kanonym.search.evaluation import NodeEvaluation, NodeEvaluator
 from kanonym.search.policies import rank
 
 MAX_DRAWN_NODES = 3_000

@@ -30,8 +30,8 @@ import numpy.typing as npt
 import polars as pl
 
 from kanonym.encode import EncodedAttribute, EncodedTable
+from kanonym.evaluation.evaluator import NodeClasses
 from kanonym.lattice import Node
-from kanonym.search.evaluation import NodeClasses
 
 
 def generalized_column(attribute: EncodedAttribute, level: int) -> pl.Series:
