@@ -4,7 +4,7 @@ Each takes CSV/Parquet paths or Polars/pandas DataFrames (read as
 :func:`kanonym.io.load` reads them), and returns a frozen summary with
 ``as_dict()`` (the ``--json`` object of the matching command) and ``text()``.
 
-Example (seed 003's voter Sue J. Doe is re-identified in the raw table):
+Example (Samarati 2008's voter Sue J. Doe is re-identified in the raw table):
     >>> import polars as pl
     >>> medical = pl.DataFrame({"zip": ["94142", "94141"], "dob": ["64/04/12", "64/09/13"],
     ...                         "sex": ["F", "F"], "disease": ["hypertension", "obesity"]})

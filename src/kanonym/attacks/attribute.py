@@ -1,7 +1,7 @@
 """Attribute disclosure: classes that give away a sensitive value (``kanonym disclosure``).
 
 k-anonymity hides which row is a person's, not what the rows of their class
-say. Samarati's slides (seed 003, "Attribute Disclosure") show the two attacks
+say. Samarati's slides (2008, "Attribute Disclosure") show the two attacks
 on a 2-anonymous table: everyone in Carol's class (black, female) has short
 breath, so knowing Carol is in the table reveals her disease (*homogeneity*);
 Hellen's class holds chest pain and short breath, and background knowledge
@@ -23,7 +23,7 @@ in text order, missing last). A class is
 ``diversity`` counts classes by distinct values: those with two are one fact of
 background knowledge away from homogeneity.
 
-Example (seed 003's 2-anonymous table: Carol's class and the class of the two
+Example (Samarati 2008's 2-anonymous table: Carol's class and the class of the two
 Asian men are homogeneous; Hellen's is split 50/50, so not dominated):
     >>> import polars as pl
     >>> t = pl.DataFrame({

@@ -2,7 +2,7 @@
 
 Sweeney (2002, section 1, Figure 1) re-identified the Governor of Massachusetts
 by linking medical data to a voter list on ZIP code, birth date and sex;
-Samarati's slides (seed 003) show the same with Sue J. Doe, the only divorced
+Samarati's slides (2008) show the same with Sue J. Doe, the only divorced
 woman born 64/04/12 living in 94142. This module mounts that attack on any
 release: every row of an external table (an *identity*, e.g. a named voter) is
 compared with every released row on pairs of columns (external column, release
@@ -40,7 +40,7 @@ column holds), then joined column by column against the release's distinct
 value combinations, pruning at each step the label prefixes no released row
 has; no pair of rows is ever compared in Python.
 
-Example (Sue's row in seed 003 is unique on ZIP, birth date and sex):
+Example (Sue's row in Samarati 2008 is unique on ZIP, birth date and sex):
     >>> import polars as pl
     >>> release = pl.DataFrame({"zip": ["94142", "94141", "94139"],
     ...                         "dob": ["64/04/12", "64/09/13", "64/04/15"],

@@ -40,7 +40,7 @@ records at risk             records whose risk is strictly above the threshold
                             0.2 is the risk of a class of five
 ==========================  =================================================
 
-Example (Samarati's race/ZIP table, seed 003: six records alone in their class,
+Example (the race/ZIP table of Samarati's 2008 slides: six records alone in their class,
 three Asians in 94139; every record's risk is above 0.2):
     >>> import polars as pl
     >>> t = pl.DataFrame({"race": ["asian"] * 5 + ["black"] * 2 + ["white"] * 2,

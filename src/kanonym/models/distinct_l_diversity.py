@@ -22,9 +22,9 @@ class DistinctLDiversity(SensitiveAttributeModel):
     M. Venkitasubramaniam, "l-Diversity: Privacy Beyond k-Anonymity", ACM TKDD
     1(1), 2007; ICDE 2006). The missing value counts as a value.
 
-    Stops the homogeneity attack: a class whose rows all share one value (seed
-    003: Carol's class, all ``short breath``) fails for l >= 2. Does not stop
-    background knowledge that rules out the other values (seed 003: Hellen's
+    Stops the homogeneity attack: a class whose rows all share one value
+    (Samarati 2008: Carol's class, all ``short breath``) fails for l >= 2. Does not
+    stop background knowledge that rules out the other values (Samarati 2008: Hellen's
     class is distinct 2-diverse, yet knowing she runs excludes ``short breath``),
     nor skewness (one rare value beside many copies of another) nor similarity
     (different but related values, all stomach diseases).

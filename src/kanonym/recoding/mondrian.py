@@ -67,7 +67,7 @@ and handles all partitions of one depth together with vectorized NumPy: per
 round and axis one sort of the units by partition and value. A relaxed cut
 splits a unit's count between the two halves.
 
-Example (seed 003's slides: marital status x ZIP, 3-anonymous):
+Example (Samarati 2008's slides: marital status x ZIP, 3-anonymous):
     >>> import polars as pl
     >>> from kanonym.encode import encode
     >>> from kanonym.hierarchy import Hierarchy, MaskBuilder

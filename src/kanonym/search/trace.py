@@ -11,7 +11,7 @@ search did not need; :meth:`SearchTrace.explore` makes them only when asked,
 and only on lattices of at most :data:`MAX_DRAWN_NODES` nodes, and says how many
 it made.
 
-Example (Samarati's race/ZIP table, k=2, one row may go: seed 000):
+Example (Samarati's race/ZIP table as Sweeney 2002 shows it, k=2, one row may go):
     >>> import polars as pl
     >>> from kanonym.encode import encode
     >>> from kanonym.hierarchy import Hierarchy

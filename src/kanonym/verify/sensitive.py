@@ -47,7 +47,7 @@ key                   definition
 A value that is infinite or undefined is ``None`` (JSON null), and the summary
 carries a reason for it (JSON: the key ``KEY_reason`` right after ``KEY``).
 
-Example (a class like Carol's in seed 003, all ``short breath``: the table is
+Example (a class like Carol's in Samarati 2008, all ``short breath``: the table is
 not distinct 2-diverse, and a disease has no numeric order):
     >>> import polars as pl
     >>> t = pl.DataFrame({"race": ["asian"] * 3 + ["black"] * 2,
