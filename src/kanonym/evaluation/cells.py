@@ -8,8 +8,8 @@ most MaxSup rows hold a blanked cell. The check runs in two steps:
 1. the *tuple-suppression proxy*: the rows that tuple suppression would remove
    (those of classes failing the models) must all be touched, so more of them
    than MaxSup rules the node out at once, at the cost of an ordinary check;
-2. the *conversion* (:func:`kanonym.transform.cells.suppress_cells`, preceded
-   for mu-Argus by :func:`kanonym.transform.combinations.suppress_rare_combinations`)
+2. the *conversion* (:func:`kanonym.evaluation.cell_choice.suppress_cells`, preceded
+   for mu-Argus by :func:`kanonym.evaluation.combinations.suppress_rare_combinations`)
    must succeed within MaxSup.
 
 Acceptance is not monotone: fewer than k failing rows must join released rows,
@@ -50,14 +50,15 @@ import numpy as np
 import numpy.typing as npt
 
 from kanonym.encode import EncodedTable, FrequencySet, SensitiveAttribute
+from kanonym.evaluation.cell_choice import CellSuppression, Judge, group_sums, suppress_cells
+from kanonym.evaluation.combinations import suppress_rare_combinations
 from kanonym.evaluation.evaluator import NodeEvaluation, NodeEvaluator
 from kanonym.evaluation.partition import Partition
 from kanonym.lattice import Node
-from kanonym.metrics import ClassView, Loss, MetricContext
-from kanonym.metrics.cells import CellView, cell_score
+from kanonym.metrics import ClassView, Loss, MetricContext, UtilityMetric
+from kanonym.metrics.cells import CellView, cell_score, precision_by_attribute
+from kanonym.metrics.measures import reported_score
 from kanonym.models import PrivacyModel, required_k
-from kanonym.transform.cells import CellSuppression, Judge, group_sums, suppress_cells
-from kanonym.transform.combinations import suppress_rare_combinations
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -99,7 +100,7 @@ class NodeCells:
 class CellSuppressionEvaluator(NodeEvaluator):
     """A node evaluator whose outliers are kept with blanked cells instead of removed.
 
-    ``method`` is ``patterns`` (AG_CS, _CS: :func:`~kanonym.transform.cells.suppress_cells`)
+    ``method`` is ``patterns`` (AG_CS, _CS: :func:`~kanonym.evaluation.cell_choice.suppress_cells`)
     or ``mu-argus`` (mu-Argus's rare 1-3 attribute combinations first, then
     the same completion). ``weights`` weigh the per-cell costs that break ties
     between equally many cells. An evaluation's ``suppressed_rows`` is the
@@ -182,6 +183,13 @@ class CellSuppressionEvaluator(NodeEvaluator):
             self._kept.popitem(last=False)
         return outcome
 
+    def accepted(self, node: Node) -> NodeCells:
+        """The conversion of a node the search accepted; ValueError when it has none."""
+        cells = self.conversion(node)
+        if cells is None:
+            raise ValueError(f"node {node} has no cell suppression within the limit")
+        return cells
+
     def _convert(self, node: Node, partition: Partition) -> NodeCells | None:
         satisfied = self._satisfied(partition.sizes, partition.histograms)
         if int(partition.sizes[~satisfied].sum()) > self.max_suppressed_rows:
@@ -249,3 +257,27 @@ class CellSuppressionEvaluator(NodeEvaluator):
         )
         self._cache[node] = evaluation
         return evaluation
+
+
+def measure_cells(
+    node: Node, evaluator: CellSuppressionEvaluator, metrics: Mapping[str, UtilityMetric]
+) -> tuple[dict[str, object], int]:
+    """Every reported measure of a cell-suppressed release at ``node``, and its blanked cells.
+
+    No row is removed (completeness 1); precision per attribute and every
+    utility metric are measured on the released table, blanked cells included
+    (:mod:`kanonym.metrics.cells`).
+    """
+    cells = evaluator.accepted(node)
+    view = cells.view(evaluator.star(node))
+    encoded = evaluator.encoded
+    measures: dict[str, object] = {
+        "precision_by_attribute": precision_by_attribute(
+            node, encoded.heights, encoded.names, view
+        ),
+        "completeness": 1.0,
+        "equivalence_classes": len(view.released_sizes),
+    }
+    for name, metric in metrics.items():
+        measures[name] = reported_score(name, cell_score(metric, node, view))
+    return measures, cells.suppression.total_cells

@@ -55,3 +55,16 @@ def report_measures(
         "completeness": completeness(suppressed_rows, released_rows + suppressed_rows),
         "equivalence_classes": len(released_sizes),
     }
+
+
+def reported_score(name: str, score: float) -> float | int:
+    """The score of metric ``name`` as reports show it (full-domain and cell releases alike).
+
+    Example:
+        >>> reported_score("precision", 0.25), reported_score("dm", 12.0)
+        (0.75, 12)
+    """
+    if name == "precision":
+        score = 1.0 - score  # reports show precision; the search minimizes 1 - precision
+    # Counting metrics stay whole numbers in reports.
+    return int(score) if name in ("dm", "dm-star") else score

@@ -26,20 +26,18 @@ from kanonym.config import AnonymizationConfig, HierarchyLike, ReleaseJob, Suppr
 from kanonym.encode import EncodedTable, SensitiveAttribute, encode, encode_sensitive
 from kanonym.errors import InputError, UnassignedColumnsError
 from kanonym.evaluation import CellSuppressionEvaluator, NodeEvaluation, NodeEvaluator
+from kanonym.evaluation.cells import measure_cells
 from kanonym.hierarchy import Hierarchy, resolve
 from kanonym.io import Table, load
 from kanonym.lattice import Lattice, Node
 from kanonym.metrics import METRICS, MetricContext, UtilityMetric, make_metric, report_measures
+from kanonym.metrics.measures import reported_score
 from kanonym.models import KAnonymity, PrivacyModel, parse_model
-from kanonym.release.granularity import (
-    measure_cells,
-    release_cells,
-    reported_score,
-    search_attribute_suppression,
-)
+from kanonym.release.granularity import release_cells
 from kanonym.release.write import write_result
 from kanonym.result import CellReport, Result, Solution
 from kanonym.search import ALGORITHMS, Progress, SearchControl, run_search
+from kanonym.search.attribute_suppression import search_attribute_suppression
 from kanonym.search.trace import SearchTrace
 from kanonym.transform import generalize, kept_rows
 from kanonym.verify import CellCounts, CheckSummary, measure_table, verify_models, verify_release

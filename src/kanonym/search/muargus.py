@@ -20,9 +20,9 @@ kanonym's version, in three phases:
    attribute taking part in the most rare pairs and triples; ties go to the
    attribute with the most distinct values, then to column order. Only
    attributes below their highest allowed level are candidates.
-2. *combinations* (:func:`kanonym.transform.combinations.suppress_rare_combinations`):
+2. *combinations* (:func:`kanonym.evaluation.combinations.suppress_rare_combinations`):
    mu-Argus's own cell suppression on the rare 1-3 attribute combinations.
-3. *completion* (:func:`kanonym.transform.cells.suppress_cells`), kanonym's
+3. *completion* (:func:`kanonym.evaluation.cell_choice.suppress_cells`), kanonym's
    completion of the method: cell suppression over the whole quasi-identifier
    until every released class holds k rows and satisfies every model, so that
    no release is ever left unprotected.
@@ -65,12 +65,12 @@ from itertools import combinations
 
 import numpy as np
 
+from kanonym.evaluation.cell_choice import group_rows
 from kanonym.evaluation.evaluator import NodeEvaluation, NodeEvaluator
 from kanonym.lattice import Lattice, Node
 from kanonym.models import required_k
 from kanonym.search.base import SearchControl
 from kanonym.search.datafly import climb, raisable
-from kanonym.transform.cells import group_rows
 
 
 def rare_counts(evaluator: NodeEvaluator, node: Node, k: int) -> tuple[list[int], list[int]]:

@@ -1,17 +1,15 @@
 """Transform step: apply a found generalization (with tuple or cell suppression) or local
-recoding to the table."""
+recoding to the table. The decisions (which node, which cells) are made before
+(:mod:`kanonym.search`, :mod:`kanonym.evaluation`); this package only writes them."""
 
-from kanonym.transform.cells import CellSuppression, blank_cells, suppress_cells
-from kanonym.transform.combinations import suppress_rare_combinations
+from kanonym.transform.cells import blank_cells, blank_release
 from kanonym.transform.generalize import generalize, kept_rows
 from kanonym.transform.recode import recode
 
 __all__ = [
-    "CellSuppression",
     "blank_cells",
+    "blank_release",
     "generalize",
     "kept_rows",
     "recode",
-    "suppress_cells",
-    "suppress_rare_combinations",
 ]

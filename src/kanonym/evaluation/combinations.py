@@ -10,7 +10,7 @@ suppresses cells: in each row holding rare combinations, the cell involved in
 the most of them. A combination that includes a suppressed cell no longer
 identifies anybody (mu-Argus treats the cell as missing), so it stops counting.
 Sweeney shows that this leaves combinations of four or more attributes unchecked,
-so the result need not be k-anonymous; :func:`kanonym.transform.cells.suppress_cells`
+so the result need not be k-anonymous; :func:`kanonym.evaluation.cell_choice.suppress_cells`
 completes it (see :mod:`kanonym.search.muargus`).
 
 Choices made here where the descriptions leave room: all sets of one to three
@@ -40,7 +40,7 @@ from itertools import combinations
 import numpy as np
 import numpy.typing as npt
 
-from kanonym.transform.cells import group_rows
+from kanonym.evaluation.cell_choice import group_rows
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]

@@ -1,17 +1,13 @@
-"""Cell suppression of a node's classes: patterns, absorption, limits, models."""
+"""Choosing the cells to blank in a node's classes: patterns, absorption, limits, models."""
 
 from __future__ import annotations
 
 import numpy as np
-import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kanonym.encode import encode
-from kanonym.hierarchy import Hierarchy
-from kanonym.transform import blank_cells, suppress_cells
-from kanonym.transform.cells import group_rows
+from kanonym.evaluation.cell_choice import group_rows, suppress_cells
 
 
 def _k_judge(sizes: np.ndarray, k: int):
@@ -197,30 +193,6 @@ def test_a_conversion_exists_whenever_enough_rows_may_be_touched(classes, k) -> 
     if sizes.sum() < k:
         return
     assert _run(codes, sizes, k=k, max_rows=int(sizes.sum()), star=[3] * codes.shape[1])
-
-
-def test_blank_cells_writes_the_root_and_returns_the_shuffle() -> None:
-    zip_h = Hierarchy("zip", (("02138", "02139", "02141"), ("0213*", "0213*", "0214*"), ("*",) * 3))
-    frame = pl.DataFrame({"name": ["a", "b", "c"], "zip": ["02138", "02139", "02141"]})
-    blanked = np.array([[False], [False], [True]])
-    released, rows = blank_cells(
-        frame, encode(frame, {"zip": zip_h}), (1,), blanked=blanked, drop=["name"], seed=4
-    )
-    assert released.columns == ["zip"]
-    expected = ["0213*", "0213*", "*"]
-    assert released["zip"].to_list() == [expected[r] for r in rows.tolist()]
-    assert sorted(rows.tolist()) == [0, 1, 2]
-
-
-def test_blank_cells_keeps_other_columns_and_types() -> None:
-    h = Hierarchy("x", (("a", "b"), ("*", "*")))
-    frame = pl.DataFrame({"x": ["a", "b"], "n": [1, 2]})
-    released, rows = blank_cells(
-        frame, encode(frame, {"x": h}), (0,), blanked=np.array([[True], [False]]), drop=[], seed=0
-    )
-    assert released.schema["n"] == pl.Int64
-    by_source = dict(zip(rows.tolist(), released.iter_rows(), strict=True))
-    assert by_source == {0: ("*", 1), 1: ("b", 2)}
 
 
 @pytest.mark.parametrize("display", [np.zeros((0, 2), dtype=np.int64)])

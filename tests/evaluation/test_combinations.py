@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kanonym.transform.combinations import rare_involvement, suppress_rare_combinations
+from kanonym.evaluation.combinations import rare_involvement, suppress_rare_combinations
 
 
 def _all_binary(m: int) -> np.ndarray:
