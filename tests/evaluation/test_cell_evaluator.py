@@ -14,6 +14,7 @@ from tests.strategies import problems
 from kanonym.encode import encode, encode_sensitive
 from kanonym.errors import InputError
 from kanonym.evaluation import CellSuppressionEvaluator
+from kanonym.evaluation.cells import measure_cells
 from kanonym.hierarchy import Hierarchy
 from kanonym.lattice import Lattice
 from kanonym.metrics import METRICS, MetricContext, make_metric, score_tolerance
@@ -167,3 +168,26 @@ def test_cell_evaluation_counts_checks_once_per_node() -> None:
     for node in itertools.chain([(0, 0)], [(0, 0)], [(1, 1)]):
         evaluator.evaluate(node)
     assert evaluator.checks == 2
+
+
+def test_accepted_returns_the_kept_conversion_or_refuses() -> None:
+    evaluator = _evaluator(*_non_monotone(), k=3, max_sup=3)
+    assert evaluator.accepted((0, 0)) is evaluator.conversion((0, 0))
+    with pytest.raises(ValueError, match=r"node \(1, 0\) has no cell suppression"):
+        evaluator.accepted((1, 0))
+
+
+def test_measure_cells_reports_the_release_with_its_blanked_cells() -> None:
+    table, hs = _non_monotone()
+    evaluator = _evaluator(table, hs, k=3, max_sup=3)
+    context = MetricContext(encoded=evaluator.encoded, frequency_set=evaluator.frequency_set, k=3)
+    metrics = {name: make_metric(name, context) for name in ("precision", "dm")}
+    measures, cells = measure_cells((0, 0), evaluator, metrics)
+    assert cells == 3  # the three b1 singles show * for A
+    assert measures["completeness"] == 1.0
+    released = evaluator.accepted((0, 0)).suppression.group_sizes
+    assert measures["equivalence_classes"] == len(released)
+    # DM (Bayardo & Agrawal 2005) sums the squared released class sizes; no row is removed.
+    assert measures["dm"] == int((released**2).sum())
+    assert isinstance(measures["dm"], int)
+    assert 0.0 < measures["precision"] < 1.0
