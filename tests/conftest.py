@@ -1,13 +1,22 @@
-"""Shared fixtures: the seed papers' small tables and their hierarchies."""
+"""Shared fixtures: the seed papers' small tables and their hierarchies.
+
+Also the check that property tests test something: every test call runs inside
+:func:`tests.meaningful.counting`, and a test that passed although
+:func:`tests.meaningful.assume_meaningful` discarded more than half of its
+examples fails (see :mod:`tests.meaningful` for why the count is ours rather
+than hypothesis' statistics).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from pathlib import Path
 
 import polars as pl
 import pytest
 
 from kanonym.hierarchy import Hierarchy
+from tests.meaningful import counting
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -47,3 +56,14 @@ def samarati_table() -> pl.DataFrame:
 def samarati() -> tuple[pl.DataFrame, dict[str, Hierarchy]]:
     """Samarati's table with its two hierarchies."""
     return samarati_table(), {"race": race_hierarchy(), "zip": zip_hierarchy()}
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
+    """Fail a passing test whose examples were mostly discarded as not meaningful."""
+    with counting(getattr(item, "obj", None)) as tally:
+        outcome = yield
+    problem = tally.problem()
+    if problem is not None:
+        pytest.fail(f"{item.nodeid}: {problem}", pytrace=False)
+    return outcome

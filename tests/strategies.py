@@ -47,6 +47,17 @@ def problems(draw: st.DrawFn) -> tuple[pl.DataFrame, dict[str, Hierarchy]]:
     return pl.DataFrame(columns, schema=dict.fromkeys(hs, pl.String)), hs
 
 
+@st.composite
+def problems_with_k(draw: st.DrawFn, max_k: int) -> tuple[pl.DataFrame, dict[str, Hierarchy], int]:
+    """A problem (:func:`problems`) and a k from 1 to ``max_k`` that its rows can meet.
+
+    A k above the row count is refused before any search (``kanonym.anonymize``
+    says so), so tests of what a release does draw k within the table.
+    """
+    table, hs = draw(problems())
+    return table, hs, draw(st.integers(1, min(max_k, table.height)))
+
+
 def search_setup(
     table: pl.DataFrame, hs: dict[str, Hierarchy], k: int, max_sup: int, metric: str = "loss"
 ) -> tuple[EncodedTable, NodeEvaluator, UtilityMetric]:
