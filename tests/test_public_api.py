@@ -19,6 +19,7 @@ SUBPACKAGES = {
     "hierarchy",
     "io",
     "lattice",
+    "ledger",
     "metrics",
     "models",
     "recoding",
@@ -53,7 +54,8 @@ def test_a_run_loads_no_attack_ledger_or_html_module() -> None:
     code = (
         "import sys, kanonym, kanonym.cli.main; "
         "print(sorted(m for m in sys.modules if m.startswith(("
-        "'kanonym.attacks.measures', 'kanonym.release.ledger', 'kanonym.report.html', 'rich'))))"
+        "'kanonym.attacks.measures', 'kanonym.attacks.complementary', 'kanonym.ledger', "
+        "'kanonym.release.recorded', 'kanonym.report.html', 'rich'))))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
@@ -61,7 +63,8 @@ def test_a_run_loads_no_attack_ledger_or_html_module() -> None:
 
 def test_lazy_names_resolve_to_their_modules() -> None:
     assert kanonym.risk.__module__ == "kanonym.attacks.api"
-    assert kanonym.Ledger.__module__ == "kanonym.release.ledger"
+    assert kanonym.Ledger.__module__ == "kanonym.release.recorded"
+    assert kanonym.audit.__module__ == "kanonym.attacks.complementary"
     try:
         kanonym.no_such_name  # noqa: B018
     except AttributeError as error:

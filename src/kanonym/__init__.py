@@ -33,21 +33,22 @@ from kanonym.hierarchy import (
     load_arx,
 )
 from kanonym.models import KAnonymity, PrivacyModel
-from kanonym.release import AuditResult, Result, Solution, anonymize, audit, check, run_job
+from kanonym.release import Result, Solution, anonymize, check, run_job
 from kanonym.verify import ClassSizeSummary
 
 if TYPE_CHECKING:
     from kanonym.attacks.api import disclosure, link, qi_scan, risk
     from kanonym.attacks.attribute import DisclosureSummary
+    from kanonym.attacks.complementary import AuditResult, audit
     from kanonym.attacks.linkage import LinkageSummary
     from kanonym.attacks.measures import RiskSummary
     from kanonym.attacks.scan import QiScan
+    from kanonym.ledger import LedgerEntry, LedgerRelease
     from kanonym.release.apply import apply_transformation
-    from kanonym.release.ledger import Ledger, LedgerEntry, LedgerRelease
+    from kanonym.release.recorded import Ledger
 
-# The attacks, the ledger and re-application are imported when first used
-# (kanonym._lazy): most runs need none of them. The audit is not: kanonym.release
-# imports it (a name shared with its module cannot be lazy).
+# The attacks, the audit, the ledger and re-application are imported when first
+# used (kanonym._lazy): most runs need none of them.
 __getattr__, __dir__ = lazy_names(
     __name__,
     {
@@ -56,13 +57,15 @@ __getattr__, __dir__ = lazy_names(
         "qi_scan": "kanonym.attacks.api",
         "risk": "kanonym.attacks.api",
         "DisclosureSummary": "kanonym.attacks.attribute",
+        "AuditResult": "kanonym.attacks.complementary",
+        "audit": "kanonym.attacks.complementary",
         "LinkageSummary": "kanonym.attacks.linkage",
         "RiskSummary": "kanonym.attacks.measures",
         "QiScan": "kanonym.attacks.scan",
         "apply_transformation": "kanonym.release.apply",
-        "Ledger": "kanonym.release.ledger",
-        "LedgerEntry": "kanonym.release.ledger",
-        "LedgerRelease": "kanonym.release.ledger",
+        "Ledger": "kanonym.release.recorded",
+        "LedgerEntry": "kanonym.ledger",
+        "LedgerRelease": "kanonym.ledger",
     },
 )
 del TYPE_CHECKING, lazy_names  # helpers, not part of the API

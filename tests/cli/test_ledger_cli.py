@@ -12,7 +12,7 @@ from tests import sweeney2002 as seed
 from kanonym.cli import main
 from kanonym.errors import VerificationError
 from kanonym.release import pipeline
-from kanonym.release.ledger import Ledger
+from kanonym.release.recorded import Ledger
 
 
 @pytest.fixture

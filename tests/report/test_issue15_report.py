@@ -20,7 +20,7 @@ from tests.patients import patients
 import kanonym
 from kanonym.cli import main
 from kanonym.io import read_table, serialize
-from kanonym.release.ledger import table_fingerprint
+from kanonym.ledger import table_fingerprint
 
 pytest.importorskip("matplotlib")
 

@@ -9,12 +9,17 @@
 * :mod:`~kanonym.attacks.linkage`: the linking attack of an identified table
   against a release (``kanonym link``);
 * :mod:`~kanonym.attacks.attribute`: homogeneous and dominated classes of
-  sensitive attributes (``kanonym disclosure``).
+  sensitive attributes (``kanonym disclosure``);
+* :mod:`~kanonym.attacks.complementary`: the complementary release attack,
+  several releases of one table linked and checked for k (``kanonym audit``;
+  the ledger links each new release with the earlier ones this way).
 
 The functions in :mod:`~kanonym.attacks.api` read the tables and are re-exported
 as ``kanonym.risk``, ``kanonym.qi_scan``, ``kanonym.link`` and
-``kanonym.disclosure``. This package works on tables as they are: it shares no
-code with ``search`` or ``lattice``.
+``kanonym.disclosure``, as is :func:`~kanonym.attacks.complementary.audit` as
+``kanonym.audit``. This package works on tables as they are: it shares no code
+with ``search`` or ``lattice``, and imports neither the release step nor the
+ledger.
 """
 
 from typing import TYPE_CHECKING
@@ -24,6 +29,7 @@ from kanonym._lazy import lazy_names
 if TYPE_CHECKING:
     from kanonym.attacks.api import disclosure, link, qi_scan, risk
     from kanonym.attacks.attribute import AttributeDisclosure, DisclosureSummary, FlaggedClass
+    from kanonym.attacks.complementary import AuditResult, audit
     from kanonym.attacks.linkage import LinkageSummary
     from kanonym.attacks.measures import AttackerRisk, RiskSummary
     from kanonym.attacks.population import PopulationEstimate, PopulationEstimates
@@ -41,6 +47,8 @@ __getattr__, __dir__ = lazy_names(
         "AttributeDisclosure": "kanonym.attacks.attribute",
         "DisclosureSummary": "kanonym.attacks.attribute",
         "FlaggedClass": "kanonym.attacks.attribute",
+        "AuditResult": "kanonym.attacks.complementary",
+        "audit": "kanonym.attacks.complementary",
         "LinkageSummary": "kanonym.attacks.linkage",
         "AttackerRisk": "kanonym.attacks.measures",
         "RiskSummary": "kanonym.attacks.measures",
@@ -54,6 +62,7 @@ __getattr__, __dir__ = lazy_names(
 __all__ = [
     "AttackerRisk",
     "AttributeDisclosure",
+    "AuditResult",
     "Combination",
     "DisclosureSummary",
     "FlaggedClass",
@@ -62,6 +71,7 @@ __all__ = [
     "PopulationEstimates",
     "QiScan",
     "RiskSummary",
+    "audit",
     "disclosure",
     "link",
     "qi_scan",

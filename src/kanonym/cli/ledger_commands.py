@@ -18,12 +18,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kanonym import release
+from kanonym.cli.jobs import job_options
+from kanonym.cli.progress import SearchProgressBar
+from kanonym.cli.summary import print_warnings, summary, written
 from kanonym.config import job_from_options
 from kanonym.errors import InputError, LedgerPendingError
 
 if TYPE_CHECKING:
-    from kanonym.release.audit import AuditResult
-    from kanonym.release.ledger import Ledger, LedgerEntry, LedgerRelease
+    from kanonym.attacks.complementary import AuditResult
+    from kanonym.ledger import LedgerEntry, LedgerRelease
+    from kanonym.release.recorded import Ledger
 
 _LEDGER_KEYS = ("ledger", "key", "based-on", "replay")
 """Job-file keys of ``release`` beyond those of ``anonymize``."""
@@ -158,9 +162,6 @@ def _number(value: object, key: str, where: str) -> int | None:
 
 
 def _release(args: argparse.Namespace) -> int:
-    # main imports this module to register the commands, so its helpers load late.
-    from kanonym.cli.main import _summary, job_options, print_warnings, written
-    from kanonym.cli.progress import SearchProgressBar
     from kanonym.report.html import require_matplotlib
 
     options, base_dir, where = job_options(args)
@@ -212,7 +213,7 @@ def _release(args: argparse.Namespace) -> int:
     print_warnings(made.result)
     if not args.quiet:
         files = written(job.output, job.report, job.report_html)
-        print(f"{_summary(made.result)}; wrote {files}; {_recorded(made, ledger_path)}")
+        print(f"{summary(made.result)}; wrote {files}; {_recorded(made, ledger_path)}")
     return 0
 
 
@@ -274,9 +275,9 @@ def _audit(args: argparse.Namespace) -> int:
             ledger.entry(int(name)).output if ledger is not None and name.isdigit() else Path(name)
             for name in args.releases
         ]
-        result = release.audit(
-            releases, hierarchies, args.k, delimiter=args.delimiter, base_dir=Path.cwd()
-        )
+        from kanonym.attacks.complementary import audit
+
+        result = audit(releases, hierarchies, args.k, delimiter=args.delimiter, base_dir=Path.cwd())
     print(json.dumps(result.as_dict()) if args.json else _audit_text(result))
     return 0 if result.k_anonymous else 1
 
@@ -331,7 +332,7 @@ def _listed(entry: LedgerEntry) -> dict[str, object]:
 
 
 def _audit_text(result: AuditResult) -> str:
-    from kanonym.release.audit import CLASSES  # loaded by the audit already
+    from kanonym.attacks.complementary import CLASSES  # loaded by the audit already
 
     verdict = "is" if result.k_anonymous else "is NOT"
     lines = [

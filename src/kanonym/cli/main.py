@@ -19,15 +19,14 @@ from typing import Any, NoReturn
 
 from kanonym._version import __version__
 from kanonym.cli import attacks
+from kanonym.cli.jobs import INPUT_HINT, job_options
 from kanonym.cli.ledger_commands import LEDGER_HANDLERS, add_ledger_commands
 from kanonym.cli.progress import SearchProgressBar
+from kanonym.cli.summary import print_warnings, summary, written
 from kanonym.config import (
-    JOB_KEYS,
     ReleaseJob,
-    canonical_key,
     job_from_options,
     parse_fraction,
-    read_job_file,
 )
 from kanonym.errors import (
     ColumnNotFoundError,
@@ -39,7 +38,6 @@ from kanonym.errors import (
     StaleTransformationError,
     UnassignedColumnsError,
     VerificationError,
-    clip,
     echo,
 )
 from kanonym.hierarchy import DUPLICATES
@@ -51,7 +49,6 @@ from kanonym.metrics import DEFAULT_METRIC, METRICS
 from kanonym.models.spec import GRAMMAR as MODEL_GRAMMAR
 from kanonym.recoding import RECODINGS
 from kanonym.release.pipeline import anonymize, check, run_job
-from kanonym.result import Result
 from kanonym.search import ALGORITHMS, DEFAULT_ALGORITHM, DEFAULT_POLICY, POLICIES
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
@@ -61,10 +58,6 @@ EXIT_BROKEN_PIPE = 141  # as a shell reports a program ended by SIGPIPE
 
 
 _REQUIRED = "the following arguments are required: "
-INPUT_HINT = (
-    "put the input before the options or end the list with -- "
-    "(an option such as --qi takes every value up to the next option)"
-)
 _TABLE_SUFFIXES = (".csv", ".tsv", ".txt", ".gz", ".parquet", ".pq")
 _NEGATIVE_NUMBER = re.compile(r"-\d+(\.\d*)?|-\.\d+")
 _NEEDS_EQUALS = frozenset({"COL=HIERARCHY", "COL=W", "COL=L"})
@@ -497,154 +490,9 @@ def _share(text: str) -> float:
         ) from None
 
 
-_JOB_FLAGS = (
-    "input",
-    "qi",
-    "identifying",
-    "sensitive",
-    "insensitive",
-    "keep_unlisted",
-    "model",
-    "k",
-    "max_suppression",
-    "max_suppressed_rows",
-    "algorithm",
-    "metric",
-    "policy",
-    "time_limit",
-    "weight",
-    "min_level",
-    "max_level",
-    "delimiter",
-    "seed",
-    "technique",
-    "output",
-    "report",
-    "numeric",
-    "categorical",
-    "report_html",
-    "hierarchy_duplicates",
-)
-
-
-def job_options(args: argparse.Namespace) -> tuple[dict[str, object], Path, str]:
-    """The job file's options (if any) merged with the flags, which win; base folder; origin."""
-    options: dict[str, object] = {}
-    base_dir = Path.cwd()
-    if args.config is not None:
-        options = read_job_file(args.config)
-        base_dir = args.config.resolve().parent
-        where = str(args.config)
-    else:
-        where = f"kanonym {args.command}"
-    flags = {name: getattr(args, name) for name in _JOB_FLAGS if getattr(args, name) is not None}
-    # A flag replaces the file's value however the file spells the key.
-    for key in [key for key in options if canonical_key(key) in map(canonical_key, flags)]:
-        del options[key]
-    if flags and args.config is not None:
-        # Flags are relative to the working directory, the file's keys to its folder.
-        for key in ("input", "output", "report", "report_html"):
-            if key in flags:
-                flags[key] = str(Path(flags[key]).resolve())
-        if "qi" in flags:
-            flags["qi"] = [_absolute_spec(item) for item in flags["qi"]]
-        if {"max_suppression", "max_suppressed_rows"} & flags.keys():
-            # A suppression flag replaces the file's limit, whichever form it used.
-            for key in ("max-suppression", "max_suppression"):
-                options.pop(key, None)
-            for key in ("max-suppressed-rows", "max_suppressed_rows"):
-                options.pop(key, None)
-    # Switched off in the file only: a flag given as well still counts.
-    for key in _unset_keys(args, options):
-        for spelling in (key, key.replace("-", "_")):
-            options.pop(spelling, None)
-    options.update(flags)
-    if options.get("input") is None:
-        # The table is a positional argument, easily swallowed by a list option.
-        raise InputError(f"{where}: 'input' is required; {INPUT_HINT}")
-    return options, base_dir, where
-
-
-_PROTECTING_KEYS = frozenset({"identifying", "qi", "k", "model", "models", "key"})
-"""Job-file keys --unset refuses: without them the release protects less."""
-
-
-def _unset_keys(args: argparse.Namespace, options: dict[str, object]) -> list[str]:
-    """The job-file keys --no-report, --no-report-html and --unset switch off."""
-    keys = [key.replace("_", "-") for key in getattr(args, "unset", None) or []]
-    if keys and args.config is None:
-        raise InputError("--unset ignores keys of a job file: give the job file with --config")
-    # A key the file does not hold is still fine if it is a known one (nothing to unset).
-    known = JOB_KEYS | {key.replace("_", "-") for key in options}
-    for key in keys:
-        if key not in known:
-            raise InputError(
-                f"--unset: {echo(key)} is not a job-file key; the keys are "
-                f"{', '.join(clip(known_key) for known_key in sorted(known))}"
-            )
-        if key in _PROTECTING_KEYS:
-            # Dropping one of these could publish what the file protects (with
-            # keep-unlisted, an identifying column released unchanged): edit the file.
-            raise InputError(
-                f"--unset {key}: this key protects the release and is not switched off from "
-                "the command line; edit the job file"
-            )
-    if getattr(args, "no_report", False):
-        keys.append("report")
-    if getattr(args, "no_report_html", False):
-        keys.append("report-html")
-    return keys
-
-
 def _job(args: argparse.Namespace) -> ReleaseJob:
     options, base_dir, where = job_options(args)
     return job_from_options(options, base_dir=base_dir, where=where, job_file=args.config)
-
-
-def _absolute_spec(item: str) -> str:
-    column, sep, spec = item.partition("=")
-    return f"{column}={Path(spec).resolve()}" if sep and Path(spec).is_file() else item
-
-
-def _summary(result: Result) -> str:
-    config, metrics = result.config, result.metrics
-    if result.transformation is None:
-        recoding = result.recoding or {}
-        return (
-            f"released {result.table.height} of {result.input_rows} rows (none suppressed); "
-            f"{config.algorithm}: {recoding.get('partitions')} partitions, "
-            f"{metrics['equivalence_classes']} classes; ncp {metrics['ncp']:.6g}, "
-            f"C_AVG {metrics['aecs']:.6g}"
-        )
-    levels = ", ".join(f"{name}={level}" for name, level in result.transformation.items())
-    if config.metric is not None:
-        if not ALGORITHMS[config.algorithm].exact:
-            proof = "a heuristic: not proven optimal"
-        elif result.proven_optimal:
-            proof = "proven optimal"
-        else:
-            proof = "best found before the time limit, not proven optimal"
-        # The default search goes without saying; another is named.
-        search = "" if config.algorithm == DEFAULT_ALGORITHM else f"{config.algorithm}, "
-        choice = f"{config.metric} {metrics[config.metric]:.6g} ({search}{proof})"
-    else:
-        choice = (
-            f"{len(result.minimal_generalizations)} solution(s) from {config.algorithm}, "
-            f"chosen by {config.policy}"
-        )
-    cells = result.suppressed_cells
-    if config.granularity.cells and cells is not None:
-        suppression = (
-            f"{cells.counts.total} cells blanked in {cells.counts.rows} rows, "
-            f"limit {result.max_suppressed_rows} rows"
-        )
-    else:
-        suppression = f"{result.suppressed_rows} suppressed, limit {result.max_suppressed_rows}"
-    return (
-        f"released {result.table.height} of {result.input_rows} rows ({suppression}); "
-        f"generalization [{levels}]; {choice}; "
-        f"{metrics['equivalence_classes']} classes, {result.nodes_checked} nodes checked"
-    )
 
 
 def _anonymize(args: argparse.Namespace) -> int:
@@ -655,14 +503,8 @@ def _anonymize(args: argparse.Namespace) -> int:
         result = run_job(job, on_progress=bar.update)
     print_warnings(result)
     if not args.quiet:
-        print(f"{_summary(result)}; wrote {written(job.output, job.report, job.report_html)}")
+        print(f"{summary(result)}; wrote {written(job.output, job.report, job.report_html)}")
     return EXIT_OK
-
-
-def written(*paths: Path | str | None) -> str:
-    """The files a command wrote, in order: ``a``, ``a and b``, ``a, b and c``."""
-    names = [str(path) for path in paths if path is not None]
-    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -779,12 +621,6 @@ def _demo(args: argparse.Namespace) -> int:
     written = f"{output}, {report} and {page}" if page else f"{output} and {report}"
     print(f"wrote {written} in {time.perf_counter() - started:.2f} s")
     return EXIT_OK
-
-
-def print_warnings(result: Result) -> None:
-    """Each of the release's warnings on stderr (also with --quiet: they are not chatter)."""
-    for warning in result.warnings:
-        print(f"kanonym: warning: {warning}", file=sys.stderr)
 
 
 def unassigned_message(error: UnassignedColumnsError) -> str:

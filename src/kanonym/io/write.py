@@ -13,7 +13,7 @@ HTML reports) are written as one *group* (:func:`prepare_write`):
 3. the commit point: the primary is renamed to ``.kanonym-TOKEN.committed``
    (:meth:`PreparedWrite.commit`), or, for a group whose journal names a
    record that commits it (``decided_by``: the ledger's ``pending_files``
-   row, :mod:`kanonym.release.ledger`), that record's transaction;
+   row, :mod:`kanonym.ledger.storage`), that record's transaction;
 4. the temporaries are renamed over their destinations, the folders synced,
    and the journal removed.
 

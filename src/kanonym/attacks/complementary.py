@@ -1,4 +1,4 @@
-"""Linking releases of one table as an attacker would, then checking k (Sweeney 2002, §4.2).
+"""The complementary release attack: releases of one table linked, k checked (Sweeney 2002).
 
 Sweeney ("k-anonymity: a model for protecting privacy", IJUFKS 10(5), 2002,
 section 4.2, Example 6) shows two 2-anonymous releases GT1 and GT3 of one
@@ -54,9 +54,8 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from kanonym.config import HierarchyLike
 from kanonym.errors import HierarchyError, InputError
-from kanonym.hierarchy import Hierarchy, parse_hierarchy
+from kanonym.hierarchy import Hierarchy, HierarchyBuilder, parse_hierarchy
 from kanonym.hierarchy._values import show
 from kanonym.io import load
 
@@ -182,7 +181,7 @@ class AuditResult:
 
 def audit(
     releases: Sequence[str | Path | pl.DataFrame | pandas.DataFrame],
-    quasi_identifiers: Mapping[str, HierarchyLike | str | Path],
+    quasi_identifiers: Mapping[str, Hierarchy | HierarchyBuilder | str | Path],
     k: int,
     *,
     delimiter: str | None = None,
@@ -376,7 +375,7 @@ def nested_pairs(hierarchies: Sequence[Hierarchy], *, column: str) -> pl.DataFra
 
 def _audit_hierarchy(
     name: str,
-    spec: HierarchyLike | str | Path,
+    spec: Hierarchy | HierarchyBuilder | str | Path,
     frames: Sequence[pl.DataFrame],
     sources: Sequence[str],
     base_dir: Path | None,

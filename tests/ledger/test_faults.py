@@ -27,8 +27,8 @@ from tests.patients import write_patients
 from kanonym.config import AnonymizationConfig
 from kanonym.errors import InputError
 from kanonym.io.write import recover, write_atomic
-from kanonym.release import ledger as ledger_module
-from kanonym.release.ledger import Ledger
+from kanonym.ledger import storage
+from kanonym.release.recorded import Ledger
 
 SYSCALLS = "rename,renameat,renameat2,unlink,unlinkat,fsync,fdatasync"
 ROLES = [
@@ -224,9 +224,9 @@ def test_issue10_p6_a_locked_ledger_keeps_the_previous_release(
     ledger.release(tmp_path / "patients.csv", config, output=tmp_path / "first.csv")
     for name, text in OLD.items():
         (tmp_path / name).write_text(text)
-    monkeypatch.setattr(ledger_module, "BUSY_TIMEOUT_SECONDS", 0.2)
+    monkeypatch.setattr(storage, "BUSY_TIMEOUT_SECONDS", 0.2)
     holder = sqlite3.connect(tmp_path / "l.sqlite", isolation_level=None)
-    real_prepare = ledger_module.prepare_write
+    real_prepare = storage.prepare_write
 
     def prepare_then_lock(*args: object, **kwargs: object) -> object:
         # Another process takes the ledger once the files are written beside their paths.
@@ -234,7 +234,7 @@ def test_issue10_p6_a_locked_ledger_keeps_the_previous_release(
         holder.execute("BEGIN EXCLUSIVE")
         return prepared
 
-    monkeypatch.setattr(ledger_module, "prepare_write", prepare_then_lock)
+    monkeypatch.setattr(storage, "prepare_write", prepare_then_lock)
     try:
         with pytest.raises(
             InputError, match=r"cannot record the release \(database is locked\); nothing written"
@@ -371,13 +371,13 @@ def test_issue10_p6_ctrl_c_during_the_ledger_commit_leaves_a_written_release(
     """Ctrl-C as the transaction commits: the release is recorded and its file written."""
     import signal
 
-    real = ledger_module._commit
+    real = storage._commit
 
     def commit_then_interrupt(connection: sqlite3.Connection) -> None:
         real(connection)
         os.kill(os.getpid(), signal.SIGINT)
 
-    monkeypatch.setattr(ledger_module, "_commit", commit_then_interrupt)
+    monkeypatch.setattr(storage, "_commit", commit_then_interrupt)
     table = write_patients(tmp_path, rows=60)
     config = AnonymizationConfig(
         quasi_identifiers={"zip": "mask"},
@@ -403,8 +403,8 @@ def test_issue10_p6_an_unrecorded_ledger_write_is_undone_by_the_next_plain_write
     # paths, the release not recorded.
     child = (
         "import os, sys\n"
-        "import kanonym.release.ledger as ledger\n"
-        "ledger._commit = lambda connection: os._exit(9)\n"
+        "import kanonym.ledger.storage as storage\n"
+        "storage._commit = lambda connection: os._exit(9)\n"
         "from kanonym.cli.main import run\n"
         "sys.argv = ['kanonym', *sys.argv[1:]]\n"
         "run()\n"

@@ -1,4 +1,4 @@
-"""Linking releases as seed 000 does (kanonym.release.audit): known answers and invariants."""
+"""Linking releases as seed 000 does (kanonym.attacks.complementary): answers and invariants."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from tests import sweeney2002 as seed
 from tests.strategies import problems
 
+from kanonym.attacks.complementary import AuditResult, ancestor_pairs, audit, link, nested_pairs
 from kanonym.errors import HierarchyError, InputError
 from kanonym.hierarchy import Hierarchy
-from kanonym.release.audit import AuditResult, ancestor_pairs, audit, link, nested_pairs
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""The release ledger (kanonym.release.ledger): seed 000's policies, records, transactions."""
+"""The release ledger (kanonym.Ledger): seed 000's policies, records, transactions."""
 
 from __future__ import annotations
 
@@ -17,12 +17,19 @@ from tests import sweeney2002 as seed
 from tests.strategies import problems
 
 import kanonym
+from kanonym.attacks.complementary import audit
 from kanonym.config import AnonymizationConfig, SuppressionLimit
 from kanonym.errors import InputError, VerificationError
-from kanonym.release import ledger as ledger_module
+from kanonym.ledger import (
+    LEDGER_SCHEMA_VERSION,
+    LedgerRelease,
+    policy,
+    row_fingerprints,
+    storage,
+    table_fingerprint,
+)
 from kanonym.release import pipeline
-from kanonym.release.audit import audit
-from kanonym.release.ledger import LEDGER_SCHEMA_VERSION, Ledger, table_fingerprint
+from kanonym.release.recorded import Ledger
 
 
 class Setting:
@@ -44,7 +51,7 @@ class Setting:
             **{"k": 2, "insensitive": insensitive, **fields},  # type: ignore[arg-type]
         )
 
-    def release(self, source: Path, name: str, **options: object) -> ledger_module.LedgerRelease:
+    def release(self, source: Path, name: str, **options: object) -> LedgerRelease:
         config_fields = {
             k: options.pop(k)
             for k in ("seed", "k", "sensitive", "min_levels", "technique")
@@ -132,7 +139,7 @@ def test_every_release_records_its_row_fingerprints(setting: Setting) -> None:
             "SELECT row_sha256, occurrences FROM released_rows WHERE release_id = ?",
             (made.entry.id,),
         ).fetchall()
-    expected = ledger_module.row_fingerprints(released)
+    expected = row_fingerprints(released)
     assert sorted(stored) == sorted(expected.rows())
     assert sum(n for _, n in stored) == released.height == made.result.table.height
 
@@ -160,7 +167,7 @@ def test_a_temporal_release_keeps_cells_its_base_blanked(setting: Setting) -> No
     assert kept.get_column("ZIP").to_list() == ["*", "*"]
     report = json.loads((setting.folder / "out2.json").read_text())
     assert report["ledger"]["kept_from_base_cells"] > 0
-    assert kanonym.check(table, list(seed.QUASI_IDENTIFIERS), 2).k_anonymous
+    assert kanonym.check(table, list(seed.QUASI_IDENTIFIERS), k=2).k_anonymous
 
 
 def test_keys_are_stored_only_hashed(setting: Setting) -> None:
@@ -194,7 +201,7 @@ def test_replay_must_reproduce_its_release(setting: Setting) -> None:
 def test_a_drawn_seed_avoids_used_ones(setting: Setting, monkeypatch) -> None:
     setting.release(setting.pt, "out1", seed=5)
     draws = iter([5, 6])
-    monkeypatch.setattr(ledger_module.secrets, "randbits", lambda bits: next(draws))
+    monkeypatch.setattr(policy.secrets, "randbits", lambda bits: next(draws))
     assert setting.release(setting.pt, "out2").entry.seed == 6
 
 
@@ -377,7 +384,7 @@ def test_issue10_p6_failed_recording_keeps_the_previous_files(
     def fail(connection: sqlite3.Connection) -> None:
         raise sqlite3.OperationalError("database is locked")
 
-    monkeypatch.setattr(ledger_module, "_commit", fail)
+    monkeypatch.setattr(storage, "_commit", fail)
     with pytest.raises(InputError, match=r"cannot record the release .*nothing written"):
         setting.release(setting.pt, "out1", key="id", seed=1)
     assert (setting.folder / "out1.csv").read_text() == "previous release\n"
