@@ -23,7 +23,7 @@ from common import machine, write_results
 
 from kanonym.config import SuppressionLimit
 from kanonym.datasets import adult_hierarchies, load_adult
-from kanonym.encode import FrequencySet, encode, encode_sensitive
+from kanonym.encode import encode, encode_sensitive
 from kanonym.evaluation import NodeEvaluator
 from kanonym.metrics import MetricContext, make_metric
 from kanonym.models import (
@@ -94,7 +94,7 @@ def main() -> None:
     hierarchies = adult_hierarchies()
     del hierarchies["occupation"]
     encoded = encode(table, hierarchies)
-    frequency_set = FrequencySet.from_codes(encoded.row_code_matrix())
+    frequency_set = encoded.frequency_set
     sensitive = encode_sensitive(table, ["occupation"])
     rows = []
     for label, models, metric_name, fraction, levels, suppressed, arx_ms in CASES:

@@ -7,7 +7,7 @@ import polars as pl
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kanonym.encode import FrequencySet, encode, encode_sensitive
+from kanonym.encode import encode, encode_sensitive
 from kanonym.hierarchy import Hierarchy
 
 
@@ -36,7 +36,7 @@ def test_histograms_count_each_tuples_values(rows) -> None:
     frame = pl.DataFrame(rows, schema={"q": pl.String, "s": pl.String}, orient="row")
     hierarchy = Hierarchy("q", (("a", "b", "c"), ("*", "*", "*")))
     encoded = encode(frame, {"q": hierarchy})
-    fs = FrequencySet.from_codes(encoded.row_code_matrix())
+    fs = encoded.frequency_set
     (attribute,) = encode_sensitive(frame, ["s"])
     histograms = attribute.histograms(fs)
     assert histograms.sum() == len(rows)

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.strategies import problems
 
-from kanonym.encode import FrequencySet, encode
+from kanonym.encode import encode
 from kanonym.encode.grouping import HashTable, count_hashed, count_into
 from kanonym.evaluation.partition import Partition, Rollup
 from kanonym.hierarchy import Hierarchy
@@ -38,7 +38,7 @@ def _as_dict(rollup: Rollup, partition: Partition) -> dict[tuple[int, ...], int]
 
 def _rollup(frame: pl.DataFrame, hierarchies: dict[str, Hierarchy]) -> Rollup:
     encoded = encode(frame, hierarchies)
-    return Rollup(encoded, FrequencySet.from_codes(encoded.row_code_matrix()))
+    return Rollup(encoded, encoded.frequency_set)
 
 
 @settings(max_examples=60, deadline=None)

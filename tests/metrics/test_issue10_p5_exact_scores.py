@@ -17,7 +17,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from tests.strategies import problems
 
-from kanonym.encode import EncodedTable, FrequencySet, encode
+from kanonym.encode import EncodedTable, encode
 from kanonym.hierarchy import Hierarchy
 from kanonym.lattice import Lattice, Node
 from kanonym.metrics import (
@@ -36,7 +36,7 @@ DECIMALS = st.sampled_from([0.0, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5])
 
 
 def _context(encoded: EncodedTable, weights: tuple[float, ...]) -> MetricContext:
-    frequency_set = FrequencySet.from_codes(encoded.row_code_matrix())
+    frequency_set = encoded.frequency_set
     return MetricContext(encoded=encoded, frequency_set=frequency_set, weights=weights)
 
 

@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from kanonym.encode import FrequencySet, encode
+from kanonym.encode import encode
 from kanonym.metrics import (
     METRICS,
     ClassView,
@@ -32,9 +32,7 @@ KEPT = SIZES >= 2
 def context(samarati) -> MetricContext:
     table, hs = samarati
     encoded = encode(table, hs)
-    return MetricContext(
-        encoded=encoded, frequency_set=FrequencySet.from_codes(encoded.row_code_matrix()), k=2
-    )
+    return MetricContext(encoded=encoded, frequency_set=encoded.frequency_set, k=2)
 
 
 def _view(context: MetricContext) -> ClassView:
@@ -78,7 +76,7 @@ def test_node_bounds_bound_scores_and_are_monotone(context) -> None:
 def test_weights_scale_the_additive_metrics(samarati) -> None:
     table, hs = samarati
     encoded = encode(table, hs)
-    fs = FrequencySet.from_codes(encoded.row_code_matrix())
+    fs = encoded.frequency_set
     plain = MetricContext(encoded=encoded, frequency_set=fs, k=2)
     zip_only = MetricContext(encoded=encoded, frequency_set=fs, k=2, weights=(0.0, 1.0))
     view = _view(plain)
@@ -125,7 +123,7 @@ def test_level_metrics_bound_every_node_by_exactly_its_score() -> None:
     for weights in ((1.0, 1.0, 1.0), (0.3, 1.7, 0.1)):
         context = MetricContext(
             encoded=encoded,
-            frequency_set=FrequencySet.from_codes(encoded.row_code_matrix()),
+            frequency_set=encoded.frequency_set,
             weights=weights,
         )
         for name in ("precision", "height", "entropy"):

@@ -181,10 +181,7 @@ def _prepared(name: str) -> tuple[EncodedTable, FrequencySet]:
     assert tuple(frame.columns) == columns
     assert tuple(hierarchies) == columns
     encoded = encode(frame, hierarchies)
-    frequency_set = FrequencySet.from_codes(
-        encoded.row_code_matrix(), tuple(a.cardinality(0) for a in encoded.attributes)
-    )
-    return encoded, frequency_set
+    return encoded, encoded.frequency_set
 
 
 def test_the_table_is_consistent() -> None:

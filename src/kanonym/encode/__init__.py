@@ -1,15 +1,19 @@
-"""Encode step: quasi-identifiers to integer codes, once, and the frequency set."""
+"""Encode step: distinct raw tuples to integer codes, and the frequency set."""
 
-from kanonym.encode.encoding import EncodedAttribute, EncodedTable, encode
+from kanonym.encode.encoding import EncodedAttribute, EncodedTable, encode, encode_grouped
 from kanonym.encode.frequency import FrequencySet, pack_codes
+from kanonym.encode.grouping import Grouped, group_frame
 from kanonym.encode.sensitive import SensitiveAttribute, encode_sensitive
 
 __all__ = [
     "EncodedAttribute",
     "EncodedTable",
     "FrequencySet",
+    "Grouped",
     "SensitiveAttribute",
     "encode",
+    "encode_grouped",
     "encode_sensitive",
+    "group_frame",
     "pack_codes",
 ]

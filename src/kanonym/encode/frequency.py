@@ -62,17 +62,57 @@ class FrequencySet:
         codes: ``(n_tuples, n_qi)`` leaf codes of each distinct tuple, in the
             order the tuples first appear in the rows (not sorted).
         counts: rows per tuple.
-        row_tuple: for each input row, the index of its tuple.
+        row_tuple: for each input row, the index of its tuple, when an engine
+            holding the rows in memory built the set (None otherwise). Only
+            row-level steps read it (applying a transformation, local
+            recoding); the search, the models and the metrics never do.
     """
 
     codes: IntArray
     counts: IntArray
-    row_tuple: IntArray
+    row_tuple: IntArray | None = None
 
     @property
     def n_rows(self) -> int:
         """Rows represented."""
         return int(self.counts.sum())
+
+    def with_rows(self, row_tuple: IntArray) -> FrequencySet:
+        """This set with each input row's tuple index."""
+        return FrequencySet(codes=self.codes, counts=self.counts, row_tuple=row_tuple)
+
+    def rows(self) -> IntArray:
+        """Each input row's tuple index.
+
+        Raises:
+            ValueError: the engine that built the set keeps no rows in memory.
+        """
+        if self.row_tuple is None:
+            raise ValueError("this frequency set has no row index (its engine keeps the rows)")
+        return self.row_tuple
+
+    def row_codes(self, attribute: int) -> IntArray:
+        """Leaf code of every input row for one attribute (needs the row index)."""
+        return np.ascontiguousarray(self.codes[:, attribute][self.rows()])
+
+    @classmethod
+    def from_groups(
+        cls, matrix: npt.NDArray[np.int64], counts: IntArray, radices: tuple[int, ...]
+    ) -> tuple[FrequencySet, IntArray]:
+        """The frequency set of grouped code tuples, and each group's tuple index.
+
+        ``matrix`` holds one row of leaf codes per group of rows (an engine's
+        grouping, possibly on more columns than these), ``counts`` its rows.
+        Tuples are numbered in the order of their first group.
+        """
+        keys, _ = pack_codes([matrix[:, j] for j in range(matrix.shape[1])], radices)
+        if matrix.shape[1] == 0:
+            keys = np.zeros(matrix.shape[0], dtype=np.int64)
+        groups = np.arange(len(keys), dtype=np.int64)
+        first, tuple_counts, group_tuple = count_hashed(
+            keys, np.ascontiguousarray(counts, dtype=np.int64), groups
+        )
+        return cls(codes=matrix[first], counts=tuple_counts), group_tuple
 
     @classmethod
     def from_codes(

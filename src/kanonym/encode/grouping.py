@@ -17,8 +17,12 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 import numpy as np
 import numpy.typing as npt
+import polars as pl
 from numba import njit
 
 IntArray = npt.NDArray[np.int64]
@@ -122,3 +126,45 @@ def count_hashed(
     group = np.empty(len(keys), dtype=np.int64)
     first, group_sizes = count_into(keys, sizes, members, table.slots, table.scratch, group)
     return first, group_sizes, group
+
+
+@dataclass(frozen=True, eq=False)
+class Grouped:
+    """Distinct raw tuples of some columns with their row counts: what an engine's
+    ``GROUP BY`` returns, the only result of a pass over every row.
+
+    Attributes:
+        values: one row per distinct tuple, the grouped columns as strings, in
+            the order the tuples first appear in the rows.
+        counts: rows per tuple.
+    """
+
+    values: pl.DataFrame
+    counts: IntArray
+
+
+def group_frame(frame: pl.DataFrame, columns: Sequence[str]) -> tuple[Grouped, IntArray]:
+    """Group ``frame``'s rows on the raw values of ``columns`` (compared as strings).
+
+    Returns the grouping and each row's group index. With no column, every
+    row is in one group (none for an empty table).
+
+    Example:
+        >>> grouped, row_group = group_frame(pl.DataFrame({"a": ["x", "y", "x"]}), ["a"])
+        >>> grouped.values.get_column("a").to_list(), grouped.counts.tolist(), row_group.tolist()
+        (['x', 'y'], [2, 1], [0, 1, 0])
+    """
+    if not columns:
+        one = frame.height > 0
+        return (
+            Grouped(pl.DataFrame(height=int(one)), np.full(int(one), frame.height, np.int64)),
+            np.zeros(frame.height, dtype=np.int64),
+        )
+    keyed = frame.select(pl.col(c).cast(pl.String) for c in columns).with_row_index("_row")
+    groups = keyed.group_by(list(columns), maintain_order=True).agg(pl.col("_row"), pl.len())
+    counts = groups.get_column("len").to_numpy().astype(np.int64)
+    members = groups.get_column("_row").explode().to_numpy()
+    # Each row's group: group numbers repeated by size, scattered to the rows' places.
+    row_group = np.empty(frame.height, dtype=np.int64)
+    row_group[members] = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+    return Grouped(groups.drop("_row", "len"), counts), row_group

@@ -54,7 +54,7 @@ class SensitiveAttribute:
     def histograms(self, frequency_set: FrequencySet) -> IntArray:
         """``(tuples, values)``: how many rows of each tuple hold each value."""
         n_tuples, n_values = len(frequency_set.counts), len(self.labels)
-        flat = frequency_set.row_tuple * n_values + self.row_codes
+        flat = frequency_set.rows() * n_values + self.row_codes
         return np.bincount(flat, minlength=n_tuples * n_values).reshape(n_tuples, n_values)
 
     def overall(self) -> IntArray:

@@ -117,9 +117,7 @@ class NodeEvaluator:
                     "declare them with --sensitive"
                 )
         self.max_suppressed_rows = max_suppressed_rows
-        self.frequency_set = frequency_set or FrequencySet.from_codes(
-            encoded.row_code_matrix(), tuple(a.cardinality(0) for a in encoded.attributes)
-        )
+        self.frequency_set = frequency_set or encoded.frequency_set
         self.checks = 0
         self.metric = None
         self._cache: dict[Node, NodeEvaluation] = {}

@@ -22,7 +22,7 @@ Example:
     >>> from kanonym.encode import encode, FrequencySet
     >>> h = Hierarchy("x", (("a", "b", "c"), ("ab", "ab", "c"), ("*", "*", "*")))
     >>> enc = encode(pl.DataFrame({"x": ["a", "b", "c", "c"]}), {"x": h})
-    >>> fs = FrequencySet.from_codes(enc.row_code_matrix())
+    >>> fs = enc.frequency_set
     >>> rollup = Rollup(enc, fs)
     >>> p = rollup.partition((1,), rollup.base)
     >>> p.sizes.tolist(), rollup.codes(p).tolist()

@@ -148,8 +148,12 @@ class MetricContext:
     @cached_property
     def leaf_counts(self) -> tuple[IntArray, ...]:
         """Rows per original value of each quasi-identifier (by dense code)."""
+        fs = self.frequency_set
         return tuple(
-            np.bincount(a.row_codes, minlength=a.cardinality(0)) for a in self.encoded.attributes
+            np.bincount(fs.codes[:, j], weights=fs.counts, minlength=a.cardinality(0)).astype(
+                np.int64
+            )
+            for j, a in enumerate(self.encoded.attributes)
         )
 
 

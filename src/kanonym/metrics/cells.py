@@ -29,7 +29,7 @@ Example (one class of two rows at level 0 with one cell blanked; value losses 0)
     >>> from kanonym.metrics import MetricContext, Loss
     >>> h = Hierarchy("x", (("a", "b"), ("*", "*")))
     >>> enc = encode(pl.DataFrame({"x": ["a", "a", "b", "b"]}), {"x": h})
-    >>> fs = FrequencySet.from_codes(enc.row_code_matrix())
+    >>> fs = enc.frequency_set
     >>> ctx = MetricContext(encoded=enc, frequency_set=fs)
     >>> view = CellView(sizes=np.array([2, 2]), codes=np.array([[0], [1]]),
     ...                 blanked=np.array([[False], [True]]), released_sizes=np.array([2, 2]))

@@ -11,7 +11,7 @@ Example:
     >>> from kanonym.metrics.base import MetricContext, ClassView
     >>> h = Hierarchy("x", (("a", "b"), ("*", "*")))
     >>> enc = encode(pl.DataFrame({"x": ["a", "a", "b"]}), {"x": h})
-    >>> fs = FrequencySet.from_codes(enc.row_code_matrix())
+    >>> fs = enc.frequency_set
     >>> ctx = MetricContext(encoded=enc, frequency_set=fs)
     >>> import numpy as np
     >>> view = ClassView(np.array([3]), np.array([True]), lambda: np.array([[0]]))
@@ -363,11 +363,10 @@ class Precision(_LevelTableMetric):
     Example:
         >>> import polars as pl
         >>> from kanonym.hierarchy import Hierarchy
-        >>> from kanonym.encode import encode, FrequencySet
+        >>> from kanonym.encode import encode
         >>> h = Hierarchy("x", (("a", "b"), ("ab", "ab"), ("c", "c"), ("*", "*")))
         >>> enc = encode(pl.DataFrame({q: ["a", "b"] for q in "pqrs"}), dict.fromkeys("pqrs", h))
-        >>> ctx = MetricContext(encoded=enc, frequency_set=FrequencySet.from_codes(
-        ...     enc.row_code_matrix()))
+        >>> ctx = MetricContext(encoded=enc, frequency_set=enc.frequency_set)
         >>> view = ClassView(np.array([2]), np.array([True]), lambda: np.zeros((1, 4), np.int64))
         >>> Precision(ctx).score((2, 2, 1, 1), view), Precision(ctx).score((0, 0, 3, 3), view)
         (0.5, 0.5)

@@ -264,9 +264,16 @@ def _number(text: str | None) -> Decimal | None:
 
 
 def numeric_dimension(
-    attribute: EncodedAttribute, *, source: str, required: bool
+    attribute: EncodedAttribute,
+    *,
+    source: str,
+    required: bool,
+    rows: npt.NDArray[np.int64] | None = None,
 ) -> NumericDimension | None:
     """The attribute as a numeric axis; None when a value is not a number.
+
+    ``rows`` holds each row's leaf code (the axis is then over rows); without
+    it the axis is over the attribute's leaves, one "row" each.
 
     Its scale's grid step is the width of the hierarchy's first level when
     that is a regular interval grid (:func:`kanonym.recoding.edges.declared_step`).
@@ -304,15 +311,17 @@ def numeric_dimension(
     )
     return NumericDimension(
         name=attribute.name,
-        row_codes=np.ascontiguousarray(rank[attribute.row_codes]),
+        row_codes=np.ascontiguousarray(rank if rows is None else rank[rows]),
         values=np.asarray([float(exact[code]) for code in distinct], dtype=np.float64),
         texts=tuple(texts[code] for code in distinct),
         scale=edges.scale([exact[code] for code in distinct], declared=declared),
     )
 
 
-def categorical_dimension(attribute: EncodedAttribute) -> CategoricalDimension:
-    """The attribute as an axis cut along its hierarchy."""
+def categorical_dimension(
+    attribute: EncodedAttribute, rows: npt.NDArray[np.int64]
+) -> CategoricalDimension:
+    """The attribute as an axis cut along its hierarchy; ``rows``: each row's leaf code."""
     maps = np.stack(attribute.level_maps).astype(np.int64)
     leaves = maps.shape[1]
     leaves_under = np.stack([np.bincount(level, minlength=leaves) for level in maps])
@@ -322,7 +331,7 @@ def categorical_dimension(attribute: EncodedAttribute) -> CategoricalDimension:
         label_ids[level, : len(labels)] = [ids.setdefault(label, len(ids)) for label in labels]
     return CategoricalDimension(
         name=attribute.name,
-        row_codes=attribute.row_codes,
+        row_codes=rows,
         maps=maps,
         level_labels=attribute.level_labels,
         leaves_under=leaves_under.astype(np.int64),
@@ -373,7 +382,12 @@ def dimensions(
 ) -> tuple[Dimension, ...]:
     """The axes of ``encoded``, numeric where ``numeric`` says so."""
     axes: list[Dimension] = []
-    for attribute, is_numeric in zip(encoded.attributes, numeric, strict=True):
-        axis = numeric_dimension(attribute, source=source, required=True) if is_numeric else None
-        axes.append(axis if axis is not None else categorical_dimension(attribute))
+    for j, (attribute, is_numeric) in enumerate(zip(encoded.attributes, numeric, strict=True)):
+        rows = encoded.row_codes(j)
+        axis = (
+            numeric_dimension(attribute, source=source, required=True, rows=rows)
+            if is_numeric
+            else None
+        )
+        axes.append(axis if axis is not None else categorical_dimension(attribute, rows))
     return tuple(axes)

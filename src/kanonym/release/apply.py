@@ -26,19 +26,21 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 import polars as pl
 
-from kanonym.config import AnonymizationConfig, SuppressionLimit
-from kanonym.encode import encode
+from kanonym.config import AnonymizationConfig, SuppressionLimit, parse_models
+from kanonym.engine import EmbeddedEngine
 from kanonym.errors import InputError, StaleTransformationError
 from kanonym.hierarchy import Duplicates
-from kanonym.io import load
+from kanonym.io import Table, load
 from kanonym.metrics import MetricContext
+from kanonym.options import AlgorithmName, MetricName, PolicyName, TechniqueName
 from kanonym.recoding import RECODINGS
 from kanonym.release.pipeline import (
     Stopwatch,
@@ -137,6 +139,7 @@ def _recipe(
     where: str,
     base_dir: Path | None,
     seed: int | None,
+    table: Callable[[], Table],
     hierarchy_duplicates: Duplicates | None = None,
 ) -> _Recipe:
     """Check a parsed report and turn it into a config plus the recorded node."""
@@ -196,9 +199,14 @@ def _recipe(
     policy = _optional_text(document, "policy", where)
     # Reports written before technique classes existed released AG_TS.
     technique = _optional_text(document, "technique", where) or "AG_TS"
+    # Files are read as the release read them (reports before the option: refused).
+    duplicates = hierarchy_duplicates or cast(
+        Duplicates, document.get("hierarchy_duplicates", "error")
+    )
     try:
         # AnonymizationConfig and SuppressionLimit check the types of k, fraction,
-        # rows and time_limit themselves; the casts only tell mypy what they accept.
+        # rows, time_limit and the names themselves; the casts only tell mypy what
+        # they accept. A model's builder hierarchy is rebuilt on the batch's values.
         config = AnonymizationConfig(
             quasi_identifiers=sources,
             k=cast(int, document["k"]),
@@ -210,20 +218,23 @@ def _recipe(
                 fraction=cast(float | None, limit.get("fraction")),
                 rows=cast(int | None, limit.get("rows")),
             ),
-            algorithm=algorithm,
-            metric=metric,
-            policy=policy,
+            algorithm=cast(AlgorithmName, algorithm),
+            metric=cast(MetricName | None, metric),
+            policy=cast(PolicyName | None, policy),
             time_limit=cast(float | None, document.get("time_limit")),
             # Reports before weights existed weighed every attribute 1.
             weights=cast(dict[str, float], document.get("weights") or {}),
-            models=tuple(cast(list[str], document.get("model_specs", []))),
-            sensitive_hierarchies=cast(dict[str, str], document.get("sensitive_hierarchies", {})),
+            models=parse_models(
+                cast(list[str], document.get("model_specs", [])),
+                cast(dict[str, str], document.get("sensitive_hierarchies", {})),
+                base_dir=base_dir,
+                duplicates=duplicates,
+                table=table,
+            ),
             seed=seed,
-            technique=technique,
+            technique=cast(TechniqueName, technique),
             base_dir=base_dir,
-            # Files are read as the release read them (reports before the option: refused).
-            hierarchy_duplicates=hierarchy_duplicates
-            or cast(Duplicates, document.get("hierarchy_duplicates", "error")),
+            hierarchy_duplicates=duplicates,
         )
     except InputError as error:
         # Name the report: "k must be ..." alone would not say where k came from.
@@ -290,15 +301,17 @@ def apply_transformation(
         where = str(report)
         # Absolute, so that the new report's hierarchy sources work from any folder.
         folder = Path(report).resolve().parent
+    batch = cache(lambda: load(data, delimiter=delimiter))
     recipe = _recipe(
         document,
         where=where,
         base_dir=Path(base_dir) if base_dir is not None else folder,
         seed=seed,
+        table=batch,
         hierarchy_duplicates=hierarchy_duplicates,
     )
     config = recipe.config
-    table = load(data, delimiter=delimiter)
+    table = batch()
     timings = {"read": time.perf_counter() - started}
     stopwatch = Stopwatch(timings)
     hierarchies = declare(table, config)
@@ -310,7 +323,8 @@ def apply_transformation(
                 f"{table.source}: column '{name}': hierarchy {hierarchy.name} has height "
                 f"{hierarchy.height} on this table, but {where} records {height}"
             )
-    encoded = encode(table.frame, hierarchies)
+    engine = EmbeddedEngine(table)
+    encoded = engine.encode(hierarchies)
     max_suppressed = config.suppression.max_rows(table.frame.height)
     evaluator = build_evaluator(table, config, encoded, max_suppressed)
     stopwatch.lap("encode")
@@ -339,7 +353,7 @@ def apply_transformation(
     solution = measure_solution(evaluation, evaluator, all_metrics(context))
     stopwatch.lap("search")
     released, chosen_seed, cells = release_node(
-        table, evaluator, hierarchies, recipe.levels, config, stopwatch
+        engine, evaluator, hierarchies, recipe.levels, config, stopwatch
     )
     return Result(
         writer=write_result,

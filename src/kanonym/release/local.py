@@ -28,7 +28,7 @@ from __future__ import annotations
 import secrets
 
 from kanonym.config import AnonymizationConfig
-from kanonym.encode import encode
+from kanonym.engine import EmbeddedEngine
 from kanonym.io import Table
 from kanonym.metrics.local import local_recoding_measures, ncp
 from kanonym.recoding import RECODINGS, numeric_flags
@@ -61,8 +61,8 @@ def release_local(table: Table, config: AnonymizationConfig, read_seconds: float
     stopwatch = Stopwatch(timings)
     recoding = RECODINGS[config.algorithm]
     hierarchies = declare(table, config)
-    models = declare_models(table, config)
-    encoded = encode(table.frame, hierarchies)
+    models = declare_models(config)
+    encoded = EmbeddedEngine(table).encode(hierarchies)
     numeric = numeric_flags(
         encoded,
         config.hierarchies,

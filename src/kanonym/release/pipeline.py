@@ -18,41 +18,34 @@ import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import polars as pl
 
 from kanonym.config import AnonymizationConfig, HierarchyLike, ReleaseJob, SuppressionLimit
-from kanonym.encode import EncodedTable, SensitiveAttribute, encode, encode_sensitive
+from kanonym.encode import EncodedTable, SensitiveAttribute, encode_sensitive
+from kanonym.engine import EmbeddedEngine, Generalization
 from kanonym.errors import InputError, UnassignedColumnsError
 from kanonym.evaluation import CellSuppressionEvaluator, NodeEvaluation, NodeEvaluator
 from kanonym.evaluation.cells import measure_cells
-from kanonym.hierarchy import Hierarchy, resolve
+from kanonym.hierarchy import Duplicates, Hierarchy, resolve
 from kanonym.io import Table, load
 from kanonym.lattice import Lattice, Node
 from kanonym.metrics import METRICS, MetricContext, UtilityMetric, make_metric, report_measures
 from kanonym.metrics.measures import reported_score
-from kanonym.models import KAnonymity, PrivacyModel, parse_model
+from kanonym.models import KAnonymity, PrivacyModel
+from kanonym.options import AlgorithmName, MetricName, PolicyName, TableLike, TechniqueName
 from kanonym.release.granularity import release_cells
 from kanonym.release.write import write_result
 from kanonym.result import CellReport, Result, Solution
 from kanonym.search import ALGORITHMS, Progress, SearchControl, run_search
 from kanonym.search.attribute_suppression import search_attribute_suppression
 from kanonym.search.trace import SearchTrace
-from kanonym.transform import generalize, kept_rows
 from kanonym.verify import CellCounts, CheckSummary, measure_table, verify_models, verify_release
 
-if TYPE_CHECKING:
-    import pandas
 
-
-def declare_models(table: Table, config: AnonymizationConfig) -> list[PrivacyModel]:
-    """k-anonymity and the job's other models, with sensitive hierarchies resolved."""
-    hierarchies = _resolve(table, config.sensitive_hierarchy_sources)
-    return [
-        KAnonymity(k=config.k),
-        *(parse_model(spec, sensitive_hierarchies=hierarchies) for spec in config.models),
-    ]
+def declare_models(config: AnonymizationConfig) -> list[PrivacyModel]:
+    """k-anonymity and the job's other models."""
+    return [KAnonymity(k=config.k), *config.models]
 
 
 def sensitive_hierarchies(models: Sequence[PrivacyModel]) -> dict[str, Hierarchy]:
@@ -77,7 +70,7 @@ def build_evaluator(
     table: Table, config: AnonymizationConfig, encoded: EncodedTable, max_suppressed: int
 ) -> NodeEvaluator:
     """The node evaluator for the job's models, with the sensitive columns they read."""
-    models = declare_models(table, config)
+    models = declare_models(config)
     sensitive = encode_read_sensitive(table, config, models)
     if config.granularity.cells:
         return CellSuppressionEvaluator(
@@ -224,7 +217,7 @@ class Stopwatch:
 
 
 def release_node(
-    table: Table,
+    engine: EmbeddedEngine,
     evaluator: NodeEvaluator,
     hierarchies: Mapping[str, Hierarchy],
     node: Node,
@@ -242,6 +235,7 @@ def release_node(
     missing with the search's count for ``node``, which the report states.
     Raises VerificationError when the independent check fails.
     """
+    table = engine.table
     encoded = evaluator.encoded
     seed = config.seed if config.seed is not None else secrets.randbits(63)
     announce(on_progress, "transforming")
@@ -250,10 +244,16 @@ def release_node(
             table.frame, evaluator, hierarchies, node, config=config, seed=seed, lap=stopwatch.lap
         )
         return released, seed, cells
-    keep = kept_rows(evaluator.classes(node), evaluator.frequency_set.row_tuple)
-    released, source_rows = generalize(
-        table.frame, encoded, node, keep=keep, drop=config.identifying, seed=seed
+    classes = evaluator.classes(node)
+    plan = Generalization(
+        encoded=encoded,
+        levels=node,
+        released=classes.satisfied[classes.tuple_class],
+        drop=tuple(config.identifying),
+        seed=seed,
     )
+    generalized = engine.generalize(plan)
+    released, source_rows = generalized.table, generalized.source_rows
     stopwatch.lap("transform")
     announce(on_progress, "verifying")
     verify_release(
@@ -296,7 +296,8 @@ def _run(
     announce(on_progress, "encoding", detail=steps[0], done=0, total=len(steps))
     hierarchies = declare(table, config)
     announce(on_progress, "encoding", detail=steps[1], done=1, total=len(steps))
-    encoded = encode(table.frame, hierarchies)
+    engine = EmbeddedEngine(table)
+    encoded = engine.encode(hierarchies)
     max_suppressed = config.suppression.max_rows(table.frame.height)
     announce(on_progress, "encoding", detail=steps[2], done=2, total=len(steps))
     evaluator = build_evaluator(table, config, encoded, max_suppressed)
@@ -350,7 +351,7 @@ def _run(
     solutions = tuple(measured)
     best = outcome.best
     released, seed, cells = release_node(
-        table, evaluator, hierarchies, best.node, config, stopwatch, on_progress
+        engine, evaluator, hierarchies, best.node, config, stopwatch, on_progress
     )
     return Result(
         writer=write_result,
@@ -379,7 +380,7 @@ def _run(
 
 
 def anonymize(
-    data: str | Path | pl.DataFrame | pandas.DataFrame,
+    data: TableLike,
     config: AnonymizationConfig | None = None,
     *,
     quasi_identifiers: Mapping[str, HierarchyLike | str | Path] | None = None,
@@ -388,19 +389,19 @@ def anonymize(
     sensitive: Sequence[str] = (),
     insensitive: Sequence[str] = (),
     keep_unlisted: bool = False,
-    models: Sequence[str] = (),
-    sensitive_hierarchies: Mapping[str, HierarchyLike | str | Path] | None = None,
+    models: Sequence[PrivacyModel] = (),
     max_suppression: float | None = None,
     max_suppressed_rows: int | None = None,
-    algorithm: str = "optimal",
-    metric: str | None = None,
-    policy: str | None = None,
+    algorithm: AlgorithmName = "optimal",
+    metric: MetricName | None = None,
+    policy: PolicyName | None = None,
     time_limit: float | None = None,
     weights: Mapping[str, float] | None = None,
     min_levels: Mapping[str, int] | None = None,
     max_levels: Mapping[str, int] | None = None,
     seed: int | None = None,
-    technique: str | None = None,
+    technique: TechniqueName | None = None,
+    hierarchy_duplicates: Duplicates = "error",
     delimiter: str | None = None,
     on_progress: Callable[[Progress], None] | None = None,
     numeric: Sequence[str] = (),
@@ -409,7 +410,12 @@ def anonymize(
     """Anonymize ``data`` (a CSV/Parquet path, or a Polars or pandas DataFrame).
 
     Either pass a ready :class:`~kanonym.config.AnonymizationConfig` or the
-    same fields as keywords. Every column of ``data`` must have a role:
+    same fields as keywords (``max_suppression`` and ``max_suppressed_rows``
+    fill its ``suppression``). ``models`` are privacy models beyond
+    k-anonymity, as objects: ``[kanonym.DistinctLDiversity(attribute="disease",
+    l=3)]``; :func:`kanonym.models.parse_model` reads the command line's specs.
+    The option names are typed (:mod:`kanonym.options`), so a type checker
+    rejects ``algorithm="optimla"``. Every column of ``data`` must have a role:
     named in ``quasi_identifiers``, ``identifying`` (removed), ``sensitive``
     or ``insensitive`` (released unchanged), unless ``keep_unlisted=True``
     releases the columns named nowhere unchanged; otherwise
@@ -427,7 +433,7 @@ def anonymize(
     """
     if config is None:
         if quasi_identifiers is None or k is None:
-            raise InputError("anonymize needs quasi_identifiers and k (or a config)")
+            raise InputError("anonymize needs `quasi_identifiers` and `k` (or a config)")
         config = AnonymizationConfig(
             quasi_identifiers=quasi_identifiers,
             k=k,
@@ -436,7 +442,6 @@ def anonymize(
             insensitive=tuple(insensitive),
             keep_unlisted=keep_unlisted,
             models=tuple(models),
-            sensitive_hierarchies=sensitive_hierarchies or {},
             suppression=SuppressionLimit(fraction=max_suppression, rows=max_suppressed_rows),
             algorithm=algorithm,
             metric=metric,
@@ -449,6 +454,7 @@ def anonymize(
             numeric=tuple(numeric),
             categorical=tuple(categorical),
             technique=technique,
+            hierarchy_duplicates=hierarchy_duplicates,
         )
     started = time.perf_counter()
     announce(on_progress, "reading", detail=_named(data))
@@ -473,43 +479,45 @@ def anonymize_table(
 
 
 def check(
-    data: str | Path | pl.DataFrame | pandas.DataFrame,
-    quasi_identifiers: Sequence[str],
-    k: int,
+    data: TableLike,
+    columns: Sequence[str],
     *,
+    k: int,
     sensitive: Sequence[str] = (),
     delimiter: str | None = None,
 ) -> CheckSummary:
-    """Measure ``data`` on ``quasi_identifiers`` (``kanonym check``).
+    """Measure ``data`` grouped on ``columns``, compared as they are (``kanonym check``).
 
-    Reports whether the table is k-anonymous and, for each column in
-    ``sensitive``, its l-diversity, t-closeness, beta-likeness, delta-disclosure
-    and (alpha,k) measures (see :mod:`kanonym.verify.sensitive`).
+    ``columns`` are the quasi-identifiers' column names (a release's values
+    need no hierarchy). Reports whether the table is k-anonymous and, for each
+    column in ``sensitive``, its l-diversity, t-closeness, beta-likeness,
+    delta-disclosure and (alpha,k) measures (see :mod:`kanonym.verify.sensitive`).
 
     Raises:
         InputError: k is not a whole number >= 1, a column is missing or named
-            twice, a sensitive column is also a quasi-identifier, or the table has
-            no rows.
+            twice, a sensitive column is also one of ``columns``, or the table
+            has no rows.
 
     Example:
         >>> import polars as pl
         >>> table = pl.DataFrame({"zip": ["0213*", "0213*", "0214*"], "disease": ["a", "b", "a"]})
-        >>> summary = check(table, ["zip"], 2, sensitive=["disease"])
+        >>> summary = check(table, ["zip"], k=2, sensitive=["disease"])
         >>> summary.rows_below_k, summary.sensitive["disease"].l_distinct
         (1, 1)
     """
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise InputError(f"k must be a whole number >= 1, got {k!r}")
-    if isinstance(sensitive, str):
-        raise InputError(f"sensitive must be a list of column names, got the string {sensitive!r}")
+        raise InputError(f"`k` must be a whole number >= 1, got {k!r}")
+    for what, names in (("`columns`", columns), ("`sensitive`", sensitive)):
+        if isinstance(names, str):
+            raise InputError(f"{what} must be a list of column names, got the string {names!r}")
     for name in sensitive:
-        if name in quasi_identifiers:
-            raise InputError(f"column '{name}' is both quasi-identifier and sensitive")
+        if name in columns:
+            raise InputError(f"column '{name}' is in both `columns` and `sensitive`")
     if len(set(sensitive)) != len(sensitive):
-        raise InputError(f"sensitive: a column is named twice in {list(sensitive)}")
+        raise InputError(f"`sensitive`: a column is named twice in {list(sensitive)}")
     table = load(data, delimiter=delimiter)
-    table.require([*quasi_identifiers, *sensitive])
-    return measure_table(table.frame, quasi_identifiers, k, sensitive)
+    table.require([*columns, *sensitive])
+    return measure_table(table.frame, columns, k, sensitive)
 
 
 def run_job(job: ReleaseJob, *, on_progress: Callable[[Progress], None] | None = None) -> Result:

@@ -40,12 +40,11 @@ def two_level(encoded: EncodedTable) -> EncodedTable:
             EncodedAttribute(
                 name=attribute.name,
                 hierarchy=cut,
-                row_codes=attribute.row_codes,
                 level_maps=(attribute.level_maps[0], attribute.level_maps[-1]),
                 level_labels=(attribute.level_labels[0], attribute.level_labels[-1]),
             )
         )
-    return EncodedTable(attributes=tuple(attributes), n_rows=encoded.n_rows)
+    return EncodedTable(attributes=tuple(attributes), frequency_set=encoded.frequency_set)
 
 
 def search_attribute_suppression(

@@ -53,7 +53,7 @@ def blank_cells(
     """
     columns = []
     for a, (attribute, level) in enumerate(zip(encoded.attributes, node, strict=True)):
-        values = generalized_column(attribute, level)
+        values = generalized_column(encoded, a, level)
         if blanked[:, a].any():
             root = attribute.hierarchy.levels[-1][0]
             values = pl.select(

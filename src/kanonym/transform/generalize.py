@@ -29,15 +29,19 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from kanonym.encode import EncodedAttribute, EncodedTable
+from kanonym.encode import EncodedTable
 from kanonym.evaluation.evaluator import NodeClasses
 from kanonym.lattice import Node
 
 
-def generalized_column(attribute: EncodedAttribute, level: int) -> pl.Series:
-    """Every row's value of ``attribute`` at ``level`` of its hierarchy, as strings."""
-    labels = pl.Series(attribute.name, attribute.level_labels[level], dtype=pl.String)
-    return labels.gather(attribute.level_maps[level][attribute.row_codes])
+def generalized_column(encoded: EncodedTable, attribute: int, level: int) -> pl.Series:
+    """Every input row's value of quasi-identifier number ``attribute`` at ``level`` of
+    its hierarchy, as strings (needs the frequency set's row index)."""
+    a = encoded.attributes[attribute]
+    labels = pl.Series(a.name, a.level_labels[level], dtype=pl.String)
+    # Each tuple's label code, then each row's: one gather per row.
+    tuple_codes = a.level_maps[level][encoded.frequency_set.codes[:, attribute]]
+    return labels.gather(tuple_codes[encoded.frequency_set.rows()])
 
 
 def shuffled(released: pl.DataFrame, seed: int) -> tuple[pl.DataFrame, npt.NDArray[np.int64]]:
@@ -68,8 +72,7 @@ def generalize(
     all other columns keep their values and types.
     """
     replacements = [
-        generalized_column(attribute, level)
-        for attribute, level in zip(encoded.attributes, node, strict=True)
+        generalized_column(encoded, attribute, level) for attribute, level in enumerate(node)
     ]
     released = frame.with_columns(replacements).drop(list(drop)).filter(pl.Series(keep))
     table, order = shuffled(released, seed)

@@ -1,0 +1,165 @@
+"""The engine seam: every step that reads or writes rows goes through one interface.
+
+kanonym's pipeline runs in one direction: read -> declare -> frequency set ->
+search -> transform -> verify -> write + report. Only four of those steps
+touch rows, and they are the engine's:
+
+1. **group**: the distinct raw tuples of the quasi-identifiers (and of the
+   sensitive columns the models read) with their counts, one ``GROUP BY``
+   over the table (:meth:`Engine.group`). It is the only step that reads
+   every row before the search. The (small) distinct tuples are then
+   dictionary-encoded against the hierarchies into the frequency set
+   (:func:`kanonym.encode.encode_grouped`), which is all the search, the
+   privacy models, the utility metrics and the lattice ever see.
+2. **transform**: apply the transformation the search chose, given as data
+   (:class:`Generalization`): per quasi-identifier the level, from which each
+   raw value's label follows (:meth:`Generalization.labels`); which
+   frequency-set tuples are released (the others are suppressed); the
+   identifying columns to drop; the seed of the row shuffle
+   (:meth:`Engine.generalize`).
+3. **verify**: re-check the released table independently of the search
+   (:mod:`kanonym.verify`), before anything is written.
+4. **write**: the release replaces its destination atomically, after the
+   re-check passed.
+
+An engine that can group and join (a database, Spark) can therefore serve the
+whole pipeline while the rows stay where they are; the search runs unchanged
+on the frequency set. :class:`kanonym.engine.EmbeddedEngine` (Polars and the
+compiled kernels, in memory) is the default and, today, the only engine.
+
+Example:
+    >>> import polars as pl
+    >>> from kanonym.engine import EmbeddedEngine
+    >>> from kanonym.io import load
+    >>> engine = EmbeddedEngine(load(pl.DataFrame({"zip": ["02138", "02139", "02138"]})))
+    >>> grouped = engine.group(["zip"])
+    >>> grouped.values.get_column("zip").to_list(), grouped.counts.tolist()
+    (['02138', '02139'], [2, 1])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+import polars as pl
+
+from kanonym.encode import EncodedTable, Grouped
+from kanonym.hierarchy import Hierarchy
+
+BoolArray = npt.NDArray[np.bool_]
+IntArray = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True, eq=False)
+class Generalization:
+    """A full-domain transformation with tuple suppression, as data an engine applies.
+
+    Full-domain generalization (Samarati 2001) replaces every value of a
+    quasi-identifier by its ancestor at one hierarchy level; rows of classes
+    that fail the models are removed (minimal required suppression, Samarati
+    & Sweeney 1998); the rest are released in random order (Sweeney 2002,
+    section 4.1: the unsorted matching attack).
+
+    Attributes:
+        encoded: the quasi-identifiers' dictionaries and frequency set.
+        levels: the chosen level of each quasi-identifier, in ``encoded`` order.
+        released: per frequency-set tuple, whether its rows are released.
+        drop: columns removed from the release (the identifying ones).
+        seed: the seed of the row shuffle.
+    """
+
+    encoded: EncodedTable
+    levels: tuple[int, ...]
+    released: BoolArray
+    drop: tuple[str, ...]
+    seed: int
+
+    def labels(self, attribute: int) -> dict[str | None, str | None]:
+        """Raw value -> released label for one quasi-identifier (what a database joins with).
+
+        Example:
+            >>> import numpy as np, polars as pl
+            >>> from kanonym.encode import encode
+            >>> from kanonym.hierarchy import Hierarchy
+            >>> h = Hierarchy("zip", (("02138", "02141"), ("0213*", "0214*"), ("*", "*")))
+            >>> enc = encode(pl.DataFrame({"zip": ["02138", "02141"]}), {"zip": h})
+            >>> Generalization(enc, (1,), np.ones(2, bool), (), 0).labels(0)
+            {'02138': '0213*', '02141': '0214*'}
+        """
+        a = self.encoded.attributes[attribute]
+        level = self.levels[attribute]
+        shown = a.level_labels[level]
+        pairs = zip(a.level_labels[0], a.level_maps[level].tolist(), strict=True)
+        return {leaf: shown[code] for leaf, code in pairs}
+
+    def suppressed_tuples(self) -> list[tuple[str | None, ...]]:
+        """The raw quasi-identifier tuples whose rows are suppressed."""
+        leaves = [a.level_labels[0] for a in self.encoded.attributes]
+        codes = self.encoded.frequency_set.codes[~self.released]
+        return [tuple(leaves[j][c] for j, c in enumerate(row)) for row in codes.tolist()]
+
+
+@dataclass(frozen=True, eq=False)
+class Released:
+    """A transformed table, not yet verified nor written.
+
+    Attributes:
+        table: the released rows.
+        source_rows: for each released row, the input row it comes from (the
+            verifier compares every released row with its source; never written).
+    """
+
+    table: pl.DataFrame
+    source_rows: IntArray
+
+
+class Engine(Protocol):
+    """Where the rows live and how they are read, grouped, transformed and checked.
+
+    Contract: :meth:`group` is exact (no sampling, missing values form a
+    value of their own, values compared as strings); :meth:`encode` returns a
+    frequency set whose counts sum to :attr:`rows`; :meth:`generalize`
+    releases exactly the rows of the released tuples, each quasi-identifier
+    replaced by its label, the dropped columns absent, the order a seeded
+    permutation; nothing is written before :func:`kanonym.verify` passed.
+    """
+
+    @property
+    def name(self) -> str:
+        """The engine's name (``embedded``)."""
+        ...
+
+    @property
+    def source(self) -> str:
+        """The input, as messages name it (a path, or ``<DataFrame>``)."""
+        ...
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The input's columns, in order."""
+        ...
+
+    @property
+    def rows(self) -> int:
+        """The input's number of rows."""
+        ...
+
+    def distinct_values(self, column: str) -> list[str | None]:
+        """The distinct values of ``column`` as strings (to build or check its hierarchy)."""
+        ...
+
+    def group(self, columns: Sequence[str]) -> Grouped:
+        """The distinct raw tuples of ``columns`` with their counts (one pass over the rows)."""
+        ...
+
+    def encode(self, hierarchies: Mapping[str, Hierarchy]) -> EncodedTable:
+        """The quasi-identifiers grouped, then encoded into the frequency set."""
+        ...
+
+    def generalize(self, plan: Generalization) -> Released:
+        """Apply a full-domain generalization with tuple suppression (not yet verified)."""
+        ...
