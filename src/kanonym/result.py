@@ -29,7 +29,7 @@ from kanonym._version import __version__
 from kanonym.config import AnonymizationConfig
 from kanonym.hierarchy import Hierarchy
 from kanonym.io import CsvDialect, Table
-from kanonym.models import PrivacyModel
+from kanonym.models import PrivacyModel, model_spec
 from kanonym.search import Progress
 from kanonym.search.trace import SearchTrace
 from kanonym.verify import CellCounts
@@ -242,7 +242,7 @@ class Result:
                 f"{n}={v} of {self.hierarchies[n].height}" for n, v in self.transformation.items()
             )
             lines.append(f"generalization: {levels} ({config.algorithm}, {proof})")
-            measure = config.metric or "loss"
+            measure: str = config.metric or "loss"
         else:
             partitions = (self.recoding or {}).get("partitions")
             lines.append(f"local recoding: {config.algorithm}, {partitions} partitions")
@@ -372,7 +372,7 @@ class Result:
             "suppression_limit": config.suppression.describe(),
             "k": config.k,
             "models": [model.describe() for model in self.models],
-            "model_specs": list(config.models),
+            "model_specs": [model_spec(model) for model in config.models],
             "sensitive_hierarchies": {
                 name: hierarchy.name for name, hierarchy in self.sensitive_hierarchies.items()
             },

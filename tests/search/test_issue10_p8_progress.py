@@ -9,7 +9,8 @@ from kanonym.encode import encode
 from kanonym.evaluation import NodeEvaluator
 from kanonym.io import load
 from kanonym.metrics import MetricContext, make_metric
-from kanonym.release.pipeline import build_evaluator, declare
+from kanonym.models import EntropyLDiversity
+from kanonym.release.steps import build_evaluator, declare
 from kanonym.search import Progress, SearchControl, run_search
 from kanonym.search.optimal import OptimalSearch
 
@@ -29,7 +30,7 @@ def _entropy_problem() -> NodeEvaluator:
         identifying=("name", "ssn"),
         sensitive=("diagnosis",),
         insensitive=("admission_date",),
-        models=("l-diversity:entropy:2:diagnosis",),
+        models=(EntropyLDiversity(attribute="diagnosis", l=2),),
         suppression=SuppressionLimit(fraction=0.04),
     )
     encoded = encode(table.frame, declare(table, config))

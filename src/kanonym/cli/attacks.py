@@ -23,6 +23,7 @@ from kanonym.attacks.defaults import (
     DEFAULT_MAX_SIZE,
     DEFAULT_THRESHOLD,
 )
+from kanonym.cli.help import DELIMITER_HELP, examples
 from kanonym.errors import InputError, echo
 
 EXIT_OK, EXIT_LINKED = 0, 1
@@ -33,9 +34,6 @@ ParserT = TypeVar("ParserT", bound=argparse.ArgumentParser)
 
 def add_commands(commands: argparse._SubParsersAction[ParserT]) -> None:
     """Register the four subcommands on the ``kanonym`` parser."""
-    # The main module registers these commands, so its helper loads when they are added.
-    from kanonym.cli.main import DELIMITER_HELP, examples
-
     measure = commands.add_parser(
         "risk",
         help="re-identification risk: uniqueness, prosecutor, journalist, marketer",

@@ -19,6 +19,7 @@ from typing import Any, NoReturn
 
 from kanonym._version import __version__
 from kanonym.cli import attacks
+from kanonym.cli.help import DELIMITER_HELP, examples
 from kanonym.cli.jobs import INPUT_HINT, job_options
 from kanonym.cli.ledger_commands import LEDGER_HANDLERS, add_ledger_commands
 from kanonym.cli.progress import SearchProgressBar
@@ -464,20 +465,6 @@ HIERARCHY_DUPLICATES_HELP = (
     "an ARX hierarchy file listing a value on two lines with different generalizations: "
     "error (default) refuses it, last keeps the last line as ARX does; the reports list them"
 )
-
-DELIMITER_HELP = (
-    "CSV delimiter: one character, or tab (also \\t), comma, semicolon, pipe or space "
-    "(default: sniffed among , ; tab |)"
-)
-
-
-def examples(*commands: str) -> str:
-    """A command's help epilog: example command lines, laid out as written.
-
-    Every parser of the command line (:class:`_Parser`) keeps an epilog's line
-    breaks, so a long example may continue on the next line after a ``\\``.
-    """
-    return "Examples:\n" + "\n".join(f"  {command}" for command in commands)
 
 
 def _share(text: str) -> float:

@@ -42,7 +42,7 @@ from kanonym.io import Table, load
 from kanonym.metrics import MetricContext
 from kanonym.options import AlgorithmName, MetricName, PolicyName, TechniqueName
 from kanonym.recoding import RECODINGS
-from kanonym.release.pipeline import (
+from kanonym.release.steps import (
     Stopwatch,
     all_metrics,
     build_evaluator,

@@ -32,7 +32,7 @@ from kanonym.engine import EmbeddedEngine
 from kanonym.io import Table
 from kanonym.metrics.local import local_recoding_measures, ncp
 from kanonym.recoding import RECODINGS, numeric_flags
-from kanonym.release.pipeline import (
+from kanonym.release.steps import (
     Stopwatch,
     declare,
     declare_models,

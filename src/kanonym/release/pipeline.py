@@ -14,266 +14,37 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-import polars as pl
-
 from kanonym.config import AnonymizationConfig, HierarchyLike, ReleaseJob, SuppressionLimit
-from kanonym.encode import EncodedTable, SensitiveAttribute, encode_sensitive
-from kanonym.engine import EmbeddedEngine, Generalization
-from kanonym.errors import InputError, UnassignedColumnsError
-from kanonym.evaluation import CellSuppressionEvaluator, NodeEvaluation, NodeEvaluator
-from kanonym.evaluation.cells import measure_cells
-from kanonym.hierarchy import Duplicates, Hierarchy, resolve
+from kanonym.engine import EmbeddedEngine
+from kanonym.errors import InputError
+from kanonym.hierarchy import Duplicates
 from kanonym.io import Table, load
-from kanonym.lattice import Lattice, Node
-from kanonym.metrics import METRICS, MetricContext, UtilityMetric, make_metric, report_measures
-from kanonym.metrics.measures import reported_score
-from kanonym.models import KAnonymity, PrivacyModel
+from kanonym.lattice import Lattice
+from kanonym.metrics import MetricContext
+from kanonym.models import PrivacyModel
 from kanonym.options import AlgorithmName, MetricName, PolicyName, TableLike, TechniqueName
-from kanonym.release.granularity import release_cells
+from kanonym.release.local import release_local
+from kanonym.release.steps import (
+    Stopwatch,
+    all_metrics,
+    announce,
+    build_evaluator,
+    declare,
+    level_bounds,
+    measure_solution,
+    release_node,
+    sensitive_hierarchies,
+)
 from kanonym.release.write import write_result
-from kanonym.result import CellReport, Result, Solution
+from kanonym.result import Result
 from kanonym.search import ALGORITHMS, Progress, SearchControl, run_search
 from kanonym.search.attribute_suppression import search_attribute_suppression
 from kanonym.search.trace import SearchTrace
-from kanonym.verify import CellCounts, CheckSummary, measure_table, verify_models, verify_release
-
-
-def declare_models(config: AnonymizationConfig) -> list[PrivacyModel]:
-    """k-anonymity and the job's other models."""
-    return [KAnonymity(k=config.k), *config.models]
-
-
-def sensitive_hierarchies(models: Sequence[PrivacyModel]) -> dict[str, Hierarchy]:
-    """The hierarchies the models hold for their sensitive attributes (for the report)."""
-    found: dict[str, Hierarchy] = {}
-    for model in models:
-        hierarchy = getattr(model, "hierarchy", None)
-        if isinstance(hierarchy, Hierarchy):
-            found[model.sensitive_attributes[0]] = hierarchy
-    return found
-
-
-def encode_read_sensitive(
-    table: Table, config: AnonymizationConfig, models: Sequence[PrivacyModel]
-) -> tuple[SensitiveAttribute, ...]:
-    """The job's sensitive columns that ``models`` read, encoded (the others are not)."""
-    needed = [n for n in config.sensitive if any(n in m.sensitive_attributes for m in models)]
-    return encode_sensitive(table.frame, needed)
-
-
-def build_evaluator(
-    table: Table, config: AnonymizationConfig, encoded: EncodedTable, max_suppressed: int
-) -> NodeEvaluator:
-    """The node evaluator for the job's models, with the sensitive columns they read."""
-    models = declare_models(config)
-    sensitive = encode_read_sensitive(table, config, models)
-    if config.granularity.cells:
-        return CellSuppressionEvaluator(
-            encoded,
-            models,
-            max_suppressed_rows=max_suppressed,
-            sensitive=sensitive,
-            method="mu-argus" if config.algorithm == "mu-argus" else "patterns",
-            weights=config.weight_vector(encoded.names),
-        )
-    return NodeEvaluator(encoded, models, max_suppressed_rows=max_suppressed, sensitive=sensitive)
-
-
-def declare(table: Table, config: AnonymizationConfig) -> dict[str, Hierarchy]:
-    """Check that every named column exists and every column has a role; resolve each QI's
-    hierarchy.
-
-    Raises:
-        UnassignedColumnsError: a column is named in no role and the config
-            does not keep unlisted columns.
-        InputError: a named column is missing, the table is empty, k exceeds
-            its rows, or a hierarchy does not fit its column.
-    """
-    table.require(
-        [*config.hierarchies, *config.identifying, *config.sensitive, *config.insensitive]
-    )
-    unassigned = config.unassigned(table.frame.columns)
-    if unassigned and not config.keep_unlisted:
-        # Loaded only on this path: a release that goes ahead needs no attack measure.
-        from kanonym.attacks.measures import DIRECT_IDENTIFIER_UNIQUENESS, value_uniqueness
-
-        shares = value_uniqueness(table.frame, list(unassigned))
-        likely = tuple(c for c in unassigned if shares[c] >= DIRECT_IDENTIFIER_UNIQUENESS)
-        raise UnassignedColumnsError(table.source, unassigned, likely)
-    # Every column that stays in the release holds flat values (identifying ones are dropped).
-    table.require_flat([c for c in table.frame.columns if c not in config.identifying])
-    if config.k > table.frame.height:
-        raise InputError(
-            f"{table.source}: k={config.k} is larger than the table ({table.frame.height} rows)"
-        )
-    return _resolve(table, config.hierarchies)
-
-
-def _resolve(table: Table, specs: Mapping[str, HierarchyLike]) -> dict[str, Hierarchy]:
-    """Each column's hierarchy, built or checked on the column's values in ``table``."""
-    return {
-        name: resolve(
-            spec,
-            table.frame.get_column(name).cast(pl.String).unique().to_list(),
-            column=name,
-            source=table.source,
-        )
-        for name, spec in specs.items()
-    }
-
-
-def level_bounds(
-    config: AnonymizationConfig, hierarchies: Mapping[str, Hierarchy]
-) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """Per quasi-identifier, the least and greatest level the search may choose."""
-    if config.granularity.generalization == "none":
-        # _TS, _AS, _CS: no generalization (_AS searches its own two-level lattice).
-        zeros = tuple(0 for _ in hierarchies)
-        return zeros, zeros
-    lower, upper = [], []
-    for name, hierarchy in hierarchies.items():
-        low = config.min_levels.get(name, 0)
-        high = config.max_levels.get(name, hierarchy.height)
-        for what, level in (("min-level", low), ("max-level", high)):
-            if level > hierarchy.height:
-                raise InputError(
-                    f"{what} {level} of '{name}' is above the height {hierarchy.height} "
-                    f"of hierarchy {hierarchy.name}"
-                )
-        lower.append(low)
-        upper.append(high)
-    return tuple(lower), tuple(upper)
-
-
-def all_metrics(context: MetricContext) -> dict[str, UtilityMetric]:
-    """Every utility metric bound to ``context``, built once per run (some precompute tables)."""
-    return {name: make_metric(name, context) for name in METRICS}
-
-
-def measure_solution(
-    evaluation: NodeEvaluation, evaluator: NodeEvaluator, metrics: Mapping[str, UtilityMetric]
-) -> Solution:
-    """A solution with every reported measure, utility metrics included."""
-    node = evaluation.node
-    encoded = evaluator.encoded
-    if isinstance(evaluator, CellSuppressionEvaluator):
-        measured, cells = measure_cells(node, evaluator, metrics)
-        return Solution(
-            transformation=dict(zip(encoded.names, node, strict=True)),
-            suppressed_rows=0,
-            metrics=measured,
-            suppressed_cells=cells,
-        )
-    view = evaluator.view(node)
-    measures = report_measures(
-        node=node,
-        heights=encoded.heights,
-        names=encoded.names,
-        released_sizes=view.sizes[view.satisfied],
-        suppressed_rows=evaluation.suppressed_rows,
-    )
-    for name, metric in metrics.items():
-        measures[name] = reported_score(name, metric.score(node, view))
-    return Solution(
-        transformation=dict(zip(encoded.names, node, strict=True)),
-        suppressed_rows=evaluation.suppressed_rows,
-        metrics=measures,
-    )
-
-
-def announce(
-    on_progress: Callable[[Progress], None] | None,
-    stage: str,
-    *,
-    detail: str = "",
-    done: int = 0,
-    total: int | None = None,
-) -> None:
-    """Tell ``on_progress`` (if any) that ``stage`` is running (:meth:`Progress.of_stage`).
-
-    Called once per stage or step, never per row or node, so it is not throttled.
-    """
-    if on_progress is not None:
-        on_progress(Progress.of_stage(stage, detail=detail, done=done, total=total))
-
-
-class Stopwatch:
-    """Seconds spent per pipeline step, for the report's ``timings``."""
-
-    def __init__(self, timings: dict[str, float]) -> None:
-        self.timings = timings
-        self._clock = time.perf_counter()
-
-    def lap(self, step: str) -> None:
-        """Charge the time since the previous lap to ``step``."""
-        now = time.perf_counter()
-        self.timings[step] = self.timings.get(step, 0.0) + now - self._clock
-        self._clock = now
-
-
-def release_node(
-    engine: EmbeddedEngine,
-    evaluator: NodeEvaluator,
-    hierarchies: Mapping[str, Hierarchy],
-    node: Node,
-    config: AnonymizationConfig,
-    stopwatch: Stopwatch,
-    on_progress: Callable[[Progress], None] | None = None,
-) -> tuple[pl.DataFrame, int, CellReport]:
-    """Transform the table at ``node`` and re-check the result independently.
-
-    Returns the released table, the seed of its row shuffle (drawn from the
-    operating system unless the config fixes one) and its blanked cells.
-    Reports the ``transforming`` and ``verifying`` stages to ``on_progress``.
-    The check compares every released row with the input row it comes from
-    (the transform returns those rows; they are never written), and the rows
-    missing with the search's count for ``node``, which the report states.
-    Raises VerificationError when the independent check fails.
-    """
-    table = engine.table
-    encoded = evaluator.encoded
-    seed = config.seed if config.seed is not None else secrets.randbits(63)
-    announce(on_progress, "transforming")
-    if isinstance(evaluator, CellSuppressionEvaluator):
-        released, cells = release_cells(
-            table.frame, evaluator, hierarchies, node, config=config, seed=seed, lap=stopwatch.lap
-        )
-        return released, seed, cells
-    classes = evaluator.classes(node)
-    plan = Generalization(
-        encoded=encoded,
-        levels=node,
-        released=classes.satisfied[classes.tuple_class],
-        drop=tuple(config.identifying),
-        seed=seed,
-    )
-    generalized = engine.generalize(plan)
-    released, source_rows = generalized.table, generalized.source_rows
-    stopwatch.lap("transform")
-    announce(on_progress, "verifying")
-    verify_release(
-        released,
-        source=table.frame,
-        source_rows=source_rows,
-        quasi_identifiers=encoded.names,
-        hierarchies=hierarchies,
-        levels=dict(zip(encoded.names, node, strict=True)),
-        k=config.k,
-        # The count the report states (the search's, for this node; cached).
-        suppressed_rows=evaluator.evaluate(node).suppressed_rows,
-        max_suppressed_rows=evaluator.max_suppressed_rows,
-        removed_columns=config.identifying,
-    )
-    verify_models(
-        released, quasi_identifiers=encoded.names, source=table.frame, models=evaluator.models
-    )
-    stopwatch.lap("verify")
-    return released, seed, CellReport(CellCounts.none(encoded.names))
+from kanonym.verify import CheckSummary, measure_table
 
 
 def _run(
@@ -283,9 +54,6 @@ def _run(
     on_progress: Callable[[Progress], None] | None,
 ) -> Result:
     if config.local_recoding:
-        # Local recoding has its own release path; imported here, it imports this module.
-        from kanonym.release.local import release_local
-
         # It encodes, partitions, recodes and verifies in one call: one stage here.
         announce(on_progress, "searching", detail=f"{config.algorithm}, local recoding")
         local = release_local(table, config, read_seconds)

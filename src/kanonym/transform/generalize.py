@@ -30,7 +30,6 @@ import numpy.typing as npt
 import polars as pl
 
 from kanonym.encode import EncodedTable
-from kanonym.evaluation.evaluator import NodeClasses
 from kanonym.lattice import Node
 
 
@@ -49,11 +48,6 @@ def shuffled(released: pl.DataFrame, seed: int) -> tuple[pl.DataFrame, npt.NDArr
     row of ``released`` each row of the result comes from."""
     order = np.random.default_rng(seed).permutation(released.height).astype(np.int64)
     return released[order], order
-
-
-def kept_rows(classes: NodeClasses, row_tuple: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
-    """Per input row, whether its class satisfies the models (is released)."""
-    return np.asarray(classes.satisfied[classes.tuple_class][row_tuple])
 
 
 def generalize(
