@@ -168,8 +168,9 @@ class Result:
             quasi-identifier's axis kind; None for full-domain releases.
         input_table: the table that was anonymized, for the HTML report's
             "before" figures and fingerprint (None when not kept).
-        search: what the lattice search checked, for the HTML report's lattice
-            figure (None when no search ran: ``apply``).
+        search_record: builds :attr:`search` when first read (the lattice
+            trace is drawn only by the HTML report); None when no full-domain
+            search ran (``apply``, local recoding, _AS).
         on_progress: the progress callback the release was made with; writing
             the files (:meth:`write`, :meth:`payloads`) reports to it too.
     """
@@ -195,10 +196,16 @@ class Result:
     recoding: dict[str, object] | None = None
     suppressed_cells: CellReport | None = None
     input_table: Table | None = None
-    search: SearchTrace | None = None
+    search_record: Callable[[], SearchTrace] | None = field(default=None, compare=False)
     on_progress: Callable[[Progress], None] | None = field(default=None, compare=False)
     # Set by the release step: this module may not import the report step that writes.
     writer: ResultWriter | None = field(default=None, repr=False, compare=False)
+
+    @functools.cached_property
+    def search(self) -> SearchTrace | None:
+        """What the lattice search checked, for the HTML report's lattice figure (None when
+        no full-domain search ran); built on first use."""
+        return None if self.search_record is None else self.search_record()
 
     def __repr__(self) -> str:
         """One line: what was released and how, never the table itself."""

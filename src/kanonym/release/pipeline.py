@@ -105,10 +105,11 @@ def _run(
         )
     nodes_checked = outcome.nodes_checked
     # The lattice figure shows the full-domain lattice; _AS searched a lattice of its own.
+    # Built only if the HTML report draws the lattice (Result.search).
     trace = (
         None
         if config.technique == "_AS"
-        else SearchTrace.record(Lattice(upper, lower), evaluator, outcome, policy=config.policy)
+        else SearchTrace.deferred(Lattice(upper, lower), evaluator, outcome, policy=config.policy)
     )
     stopwatch.lap("search")
     count = len(outcome.solutions)
@@ -142,7 +143,7 @@ def _run(
         timings=timings,
         suppressed_cells=cells,
         input_table=table,
-        search=trace,
+        search_record=trace,
         on_progress=on_progress,
     )
 

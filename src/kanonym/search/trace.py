@@ -38,6 +38,7 @@ Example (Samarati's race/ZIP table as Sweeney 2002 shows it, k=2, one row may go
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -158,18 +159,43 @@ class SearchTrace:
         policy: str | None,
     ) -> SearchTrace:
         """The trace of a finished search on ``lattice`` with ``evaluator``."""
+        return cls.deferred(lattice, evaluator, outcome, policy=policy)()
+
+    @classmethod
+    def deferred(
+        cls,
+        lattice: Lattice,
+        evaluator: NodeEvaluator,
+        outcome: SearchOutcome,
+        *,
+        policy: str | None,
+    ) -> Callable[[], SearchTrace]:
+        """What :meth:`record` needs, kept now; the trace is built only when called.
+
+        Only the HTML report draws the lattice, so a release builds its trace
+        when the report asks for it; keeping the list of evaluations costs one
+        reference per checked node. The evaluator itself is kept only for
+        lattices small enough to draw node by node (:data:`MAX_DRAWN_NODES`).
+        """
         evaluations = evaluator.evaluated()
-        m = len(lattice.heights)
-        checked = np.array([e.node for e in evaluations], dtype=np.int16).reshape(-1, m)
-        return cls(
-            lattice=lattice,
-            names=evaluator.encoded.names,
-            checked=checked,
-            satisfied=np.array([e.satisfied for e in evaluations], dtype=np.bool_),
-            solutions=tuple(e.node for e in outcome.solutions),
-            policy=policy,
-            evaluator=evaluator if lattice.size <= MAX_DRAWN_NODES else None,
-        )
+        names = evaluator.encoded.names
+        solutions = tuple(e.node for e in outcome.solutions)
+        kept = evaluator if lattice.size <= MAX_DRAWN_NODES else None
+
+        def build() -> SearchTrace:
+            m = len(lattice.heights)
+            checked = np.array([e.node for e in evaluations], dtype=np.int16).reshape(-1, m)
+            return cls(
+                lattice=lattice,
+                names=names,
+                checked=checked,
+                satisfied=np.array([e.satisfied for e in evaluations], dtype=np.bool_),
+                solutions=solutions,
+                policy=policy,
+                evaluator=kept,
+            )
+
+        return build
 
     @property
     def chosen(self) -> Node:
