@@ -282,6 +282,31 @@ def lattice(
     return itertools.product(*levels)
 
 
+def technique_levels(technique: str, hierarchies: Mapping[str, Hierarchy]) -> list[tuple[int, ...]]:
+    """The levels each quasi-identifier may take under a technique class of Ciriani,
+    De Capitani di Vimercati, Foresti & Samarati 2007: any (attribute generalization,
+    ``AG_*``), none (``_TS``, ``_CS``), or none or the root (``_AS``: a whole
+    attribute blanked).
+
+    Example:
+        >>> from tests.conftest import race_hierarchy, zip_hierarchy
+        >>> hs = {"race": race_hierarchy(), "zip": zip_hierarchy()}
+        >>> technique_levels("AG_TS", hs), technique_levels("_AS", hs)
+        ([(0, 1), (0, 1, 2)], [(0, 1), (0, 2)])
+    """
+    if technique.startswith("AG"):
+        return [tuple(range(h.height + 1)) for h in hierarchies.values()]
+    if technique == "_AS":
+        return [(0, h.height) for h in hierarchies.values()]
+    return [(0,) for _ in hierarchies.values()]
+
+
+def technique_suppression(technique: str) -> Suppression:
+    """What a technique class does to the rows of failing classes: remove them
+    (``*_TS``), blank some of their cells (``*_CS``) or nothing (``*_AS``, ``AG_``)."""
+    return {"TS": "tuple", "CS": "cell"}.get(technique.split("_")[1], "none")
+
+
 def satisfying_nodes(
     table: pl.DataFrame,
     hierarchies: Mapping[str, Hierarchy],

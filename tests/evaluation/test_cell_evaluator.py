@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.strategies import problems
+from tests.strategies import problems_with_k
 
 from kanonym.encode import encode, encode_sensitive
 from kanonym.errors import InputError
@@ -87,11 +87,9 @@ def _brute_force(evaluator, metric):
 
 
 @settings(max_examples=60, deadline=None)
-@given(problems(), st.integers(1, 4), st.integers(0, 12), st.sampled_from(sorted(METRICS)))
-def test_optimal_equals_brute_force_under_cell_suppression(problem, k, max_sup, metric_name):
-    table, hs = problem
-    if k > table.height:
-        return
+@given(problems_with_k(max_k=4), st.integers(0, 12), st.sampled_from(sorted(METRICS)))
+def test_optimal_equals_brute_force_under_cell_suppression(problem, max_sup, metric_name):
+    table, hs, k = problem
     searched = _evaluator(table, hs, k=k, max_sup=max_sup)
     context = MetricContext(encoded=searched.encoded, frequency_set=searched.frequency_set, k=k)
     try:
@@ -111,11 +109,9 @@ def test_optimal_equals_brute_force_under_cell_suppression(problem, k, max_sup, 
 
 
 @settings(max_examples=40, deadline=None)
-@given(problems(), st.integers(1, 3), st.integers(0, 10))
-def test_heuristics_under_cell_suppression_return_accepted_nodes(problem, k, max_sup) -> None:
-    table, hs = problem
-    if k > table.height:
-        return
+@given(problems_with_k(max_k=3), st.integers(0, 10))
+def test_heuristics_under_cell_suppression_return_accepted_nodes(problem, max_sup) -> None:
+    table, hs, k = problem
     scores = {}
     for name in ("datafly", "greedy", "mu-argus"):
         method = "mu-argus" if name == "mu-argus" else "patterns"

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import polars as pl
 import pytest
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
+from tests import oracle
+from tests.meaningful import assume_meaningful
 from tests.strategies import problems
 
 import kanonym
+from kanonym.models import parse_model
 
 # (technique, algorithm, suppression allowed)
 RUNS = [
@@ -52,21 +55,42 @@ def test_every_release_is_protected_and_only_generalized_or_blanked(
             quasi_identifiers=hs,
             k=k,
             insensitive=["id", *([] if model else ["s"])],
-            models=[model] if model else [],
+            models=[parse_model(model)] if model else [],
             max_suppressed_rows=limit or None,
             technique=technique,
             algorithm=algorithm,
             seed=0,
         )
     except kanonym.InputError as error:
-        assert "no generalization satisfies" in str(error) or "larger than" in str(error)
+        if k > n:
+            event("refused: k above the rows")
+            assert "larger than" in str(error)
+            return
+        assert "no generalization satisfies" in str(error), str(error)
+        # Refused only when brute force finds no node of the technique's lattice either.
+        found = oracle.satisfying_nodes(
+            table,
+            hs,
+            k,
+            limit,
+            models=[oracle.Model(model)] if model else [],
+            suppression=oracle.technique_suppression(technique),
+            levels=oracle.technique_levels(technique, hs),
+        )
+        if found and oracle.technique_suppression(technique) == "cell":
+            # kanonym's cell conversion is a heuristic that can miss a conversion
+            # (test_cell_suppression_refuses_only_without_a_conversion, strict xfail).
+            event("refused by the cell heuristic although a conversion exists")
+            assume_meaningful(False, "the cell heuristic missed a conversion")
+        assert not found, f"refused, yet {found} satisfy"
+        event("refused: no node satisfies (brute force)")
         return
     released = result.table
     report = result.report()
     assert report["technique"] == technique
     # Protected, measured on the released table alone.
     if released.height:
-        summary = kanonym.check(released, list(hs), k, sensitive=["s"]).as_dict()
+        summary = kanonym.check(released, list(hs), k=k, sensitive=["s"]).as_dict()
         assert summary["k_anonymous"]
         if model and model.startswith("l-diversity"):
             assert summary["sensitive"]["s"]["l_distinct"] >= 2
@@ -100,3 +124,20 @@ def test_every_release_is_protected_and_only_generalized_or_blanked(
         assert blanked_cells == 0
         assert n - released.height == result.suppressed_rows <= limit
     assert (cells["by_phase"] is not None) == (algorithm == "mu-argus")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="kanonym's cell conversion (transform/cells.py) is a heuristic: it does not take "
+    "rows from a passing class, so _CS refuses although a conversion exists",
+)
+def test_cell_suppression_refuses_only_without_a_conversion() -> None:
+    # Three q00 rows and one q01 row, k = 2, two rows may be touched: blanking q01
+    # and one q00 releases [q00, q00, *, *], 2-anonymous.
+    hs = {"q0": kanonym.Hierarchy("q0", (("q00", "q01"), ("*", "*")))}
+    table = pl.DataFrame({"q0": ["q00", "q00", "q00", "q01"]})
+    assert oracle.cells_within(table, hs, (0,), k=2, limit=2)
+    result = kanonym.anonymize(
+        table, quasi_identifiers=hs, k=2, max_suppressed_rows=2, technique="_CS"
+    )
+    assert sorted(result.table["q0"].to_list()) == ["*", "*", "q00", "q00"]

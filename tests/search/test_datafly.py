@@ -6,6 +6,7 @@ import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests import oracle
 from tests.strategies import huge_lattice_table, problems, search_setup
 
 import kanonym
@@ -116,7 +117,8 @@ def test_satisfies_and_is_never_better_than_optimal(metric_name, problem, k, max
     except InputError:
         # k-anonymity with minimal required suppression is monotone: nothing
         # satisfies exactly when the top fails, where Datafly ends.
-        with pytest.raises(InputError):
+        assert not oracle.satisfying_nodes(table, hs, k, max_sup)
+        with pytest.raises(InputError, match="no generalization satisfies"):
             run_search(DataflySearch(), evaluator, metric=metric)
         return
     best = run_search(DataflySearch(), evaluator, metric=metric).best
@@ -138,7 +140,7 @@ def test_release_through_the_api_is_k_anonymous() -> None:
         metric="loss",
         seed=1,
     )
-    assert kanonym.check(result.table, list(hierarchies), 5).k_anonymous
+    assert kanonym.check(result.table, list(hierarchies), k=5).k_anonymous
     assert result.suppressed_rows <= result.max_suppressed_rows
 
 
@@ -149,5 +151,5 @@ def test_datafly_runs_where_exact_searches_cannot() -> None:
     result = kanonym.anonymize(
         table, quasi_identifiers=specs, k=2, algorithm="datafly", max_suppressed_rows=10, seed=1
     )
-    assert kanonym.check(result.table, list(specs), 2).k_anonymous
+    assert kanonym.check(result.table, list(specs), k=2).k_anonymous
     assert result.report()["proven_optimal"] is False

@@ -8,6 +8,7 @@ import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests import oracle
 from tests.strategies import huge_lattice_table, problems, search_setup
 
 import kanonym
@@ -138,7 +139,8 @@ def test_between_datafly_and_optimal(
     except InputError:
         # Nothing satisfies exactly when the top fails (k-anonymity with
         # minimal suppression is monotone), and Datafly, greedy's start, ends there.
-        with pytest.raises(InputError):
+        assert not oracle.satisfying_nodes(table, hs, k, max_sup)
+        with pytest.raises(InputError, match="no generalization satisfies"):
             run_search(GreedySearch(), evaluator, metric=metric)
         return
     datafly = run_search(DataflySearch(), datafly_evaluator, metric=datafly_metric).best
@@ -158,7 +160,9 @@ def test_unbounded_walk_ends_at_a_local_optimum(
     _, evaluator, metric = search_setup(table, hs, k, max_sup, metric_name)
     try:
         best = run_search(GreedySearch(max_steps=10**6), evaluator, metric=metric).best
-    except InputError:
+    except InputError as error:
+        assert "no generalization satisfies" in str(error)
+        assert not oracle.satisfying_nodes(table, hs, k, max_sup)
         return
     assert best.score is not None
     lattice = Lattice(encode(table, hs).heights)
@@ -191,7 +195,7 @@ def test_greedy_runs_where_exact_searches_cannot() -> None:
     result = kanonym.anonymize(
         table, quasi_identifiers=specs, k=2, algorithm="greedy", max_suppressed_rows=10, seed=1
     )
-    assert kanonym.check(result.table, list(specs), 2).k_anonymous
+    assert kanonym.check(result.table, list(specs), k=2).k_anonymous
     assert result.report()["proven_optimal"] is False
     loss, datafly_loss = result.metrics["loss"], datafly.metrics["loss"]
     assert isinstance(loss, float) and isinstance(datafly_loss, float)

@@ -7,7 +7,7 @@ import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.strategies import problems, search_setup
+from tests.strategies import problems_with_k, search_setup
 
 from kanonym.hierarchy import Hierarchy
 from kanonym.lattice import Lattice
@@ -36,11 +36,9 @@ def _trace(table: pl.DataFrame, hs: dict[str, Hierarchy], k: int, max_sup: int, 
 
 
 @settings(max_examples=40, deadline=None)
-@given(problem=problems(), k=st.integers(1, 4), max_sup=st.integers(0, 4))
-def test_explored_minimal_nodes_are_the_k_minimal_generalizations(problem, k, max_sup) -> None:
-    table, hs = problem
-    if k > table.height:
-        return
+@given(problem=problems_with_k(max_k=4), max_sup=st.integers(0, 4))
+def test_explored_minimal_nodes_are_the_k_minimal_generalizations(problem, max_sup) -> None:
+    table, hs, k = problem
     trace, _ = _trace(table, hs, k, max_sup, OptimalSearch())
     explored = trace.explore()
     assert explored is not None
@@ -57,11 +55,9 @@ def test_explored_minimal_nodes_are_the_k_minimal_generalizations(problem, k, ma
 
 
 @settings(max_examples=30, deadline=None)
-@given(problem=problems(), k=st.integers(1, 4))
-def test_per_height_counts_every_node_once(problem, k) -> None:
-    table, hs = problem
-    if k > table.height:
-        return
+@given(problem=problems_with_k(max_k=4))
+def test_per_height_counts_every_node_once(problem) -> None:
+    table, hs, k = problem
     trace, outcome = _trace(table, hs, k, 0, DataflySearch())
     rows = trace.per_height()
     lattice = trace.lattice

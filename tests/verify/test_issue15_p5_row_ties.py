@@ -327,8 +327,8 @@ def test_every_unfaulted_release_is_written(problem, data) -> None:
             levels=oracle.technique_levels(technique, hs),
         )
         if found and technique == "_CS":
-            # The cell heuristic can miss a conversion: see tests/release/
-            # test_techniques_properties.py::test_cell_suppression_refuses_only_without_a_conversion.
+            # The cell heuristic can miss a conversion (strict xfail in
+            # tests/release/test_techniques_properties.py).
             assume_meaningful(False, "the cell heuristic missed a conversion")
         assert not found, f"refused, yet {found} satisfy"
         event("refused: no node satisfies (brute force)")
