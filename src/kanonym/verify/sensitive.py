@@ -2,7 +2,10 @@
 
 The table is grouped on the quasi-identifiers with Polars (missing values group
 together, as everywhere in kanonym); in each class the sensitive attribute's
-values are counted as text, the missing value being a value of its own. Q is a
+values are counted as text, the missing value being a value of its own
+(:mod:`kanonym.verify.classes`). Every measure is computed by the re-check's own
+definitions (:mod:`kanonym.verify.definitions`, exactly where it is rational)
+and printed as the nearest float. Q is a
 class's distribution of the attribute, P the distribution over the whole table
 being checked (for a release, its released rows), m the number of values in the
 table, logarithms natural. Each measure is the least (or, for l, the largest)
@@ -62,30 +65,33 @@ not distinct 2-diverse, and a disease has no numeric order):
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 
-import numpy as np
-import numpy.typing as npt
 import polars as pl
 
 from kanonym.errors import InputError
-from kanonym.models.distribution import (
+from kanonym.verify.check import ClassSizeSummary, measure
+from kanonym.verify.classes import class_value_counts, value_counts
+from kanonym.verify.definitions import (
+    Counts,
+    Ranking,
+    Reference,
+    Value,
     basic_beta,
-    class_shares,
+    beyond_cap,
     delta_disclosure,
     distinct_values,
     emd_equal,
     emd_ordered,
-    enhanced_beta,
     entropy,
     largest_share,
     numeric_order,
-    recursive_c,
+    recursive_ratio,
     relative_gains,
-    table_shares,
+    rows,
 )
-from kanonym.verify.check import ClassSizeSummary, measure
 
 KEYS = (
     "l_distinct",
@@ -98,11 +104,6 @@ KEYS = (
     "beta_enhanced",
     "delta_disclosure",
 )
-
-# Classes are measured in slices of a dense (classes x values) count matrix of at
-# most this many cells (128 MB), so a table with many classes and many distinct
-# sensitive values is measured in bounded memory.
-_CELLS_PER_SLICE = 1 << 24
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -215,137 +216,57 @@ def measure_sensitive(
             delta_disclosure=None,
             reasons=dict.fromkeys(KEYS, "the table has no rows"),
         )
-    counts = ValueCounts.of(frame, quasi_identifiers, attribute)
+    reference = Reference.of(value_counts(frame.get_column(attribute)))
     reasons: dict[str, str] = {}
-    order: npt.NDArray[np.int64] | None = None
+    ranking: Ranking | None = None
     try:
-        order = numeric_order(counts.labels)
+        ranking = Ranking.of(reference, numeric_order(list(reference.counts)))
     except InputError as error:
         reasons["t_ordered"] = f"'{attribute}' is not ordered: {error}"
-    smallest = l_distinct = counts.rows
+    smallest = l_distinct = frame.height
     least_entropy = math.inf
-    alpha = t_equal = t_ordered = beta = enhanced = delta = 0.0
-    for matrix in counts.slices():
-        smallest = min(smallest, int(matrix.sum(axis=1).min()))
-        l_distinct = min(l_distinct, int(distinct_values(matrix).min()))
-        least_entropy = min(least_entropy, float(entropy(matrix).min()))
-        alpha = max(alpha, float(largest_share(matrix).max()))
-        t_equal = max(t_equal, float(emd_equal(matrix, counts.overall).max()))
-        if order is not None:
-            t_ordered = max(t_ordered, float(emd_ordered(matrix, counts.overall, order).max()))
-        beta = max(beta, float(basic_beta(matrix, counts.overall).max()))
-        least_betas = enhanced_beta(matrix, counts.overall)
-        if "beta_enhanced" not in reasons and np.isinf(least_betas).any():
-            row = matrix[int(np.argmax(np.isinf(least_betas)))]
-            reasons["beta_enhanced"] = _enhanced_reason(row, counts)
-        enhanced = max(enhanced, float(least_betas.max()))
-        delta = max(delta, float(delta_disclosure(matrix, counts.overall).max()))
-    c = max(float(recursive_c(matrix, l_distinct).max()) for matrix in counts.slices())
+    alpha = t_equal = t_ordered = beta = Fraction(0)
+    delta = 0.0
+    for counts in class_value_counts(frame, quasi_identifiers, attribute):
+        smallest = min(smallest, rows(counts))
+        l_distinct = min(l_distinct, distinct_values(counts))
+        least_entropy = min(least_entropy, entropy(counts))
+        alpha = max(alpha, largest_share(counts))
+        t_equal = max(t_equal, emd_equal(counts, reference))
+        if ranking is not None:
+            t_ordered = max(t_ordered, emd_ordered(counts, ranking))
+        beta = max(beta, basic_beta(counts, reference))
+        if "beta_enhanced" not in reasons and (beyond := beyond_cap(counts, reference)):
+            reasons["beta_enhanced"] = _enhanced_reason(counts, beyond, reference)
+        delta = max(delta, delta_disclosure(counts, reference))
+    # Every class holds at least l_distinct values, so each ratio is a number.
+    c = max(
+        recursive_ratio(counts, l_distinct) or Fraction(0)
+        for counts in class_value_counts(frame, quasi_identifiers, attribute)
+    )
     return SensitiveSummary(
         attribute=attribute,
         l_distinct=l_distinct,
         l_entropy=math.exp(least_entropy),
-        recursive_c_l=(c, l_distinct),
-        alpha_k=(alpha, smallest),
-        t_equal=t_equal,
-        t_ordered=None if order is None else t_ordered,
-        beta_basic=beta,
-        beta_enhanced=None if "beta_enhanced" in reasons else enhanced,
+        recursive_c_l=(float(c), l_distinct),
+        alpha_k=(float(alpha), smallest),
+        t_equal=float(t_equal),
+        t_ordered=None if ranking is None else float(t_ordered),
+        beta_basic=float(beta),
+        beta_enhanced=None if "beta_enhanced" in reasons else float(beta),
         delta_disclosure=delta,
         reasons=reasons,
     )
 
 
-def _enhanced_reason(row: npt.NDArray[np.int64], counts: ValueCounts) -> str:
-    """Why no β suffices: the first value of ``row``'s class above its cap −ln p."""
-    matrix = row[np.newaxis, :]
-    gains = relative_gains(matrix, counts.overall)[0]
-    p = table_shares(counts.overall)
-    caps = -np.log(p)
-    value = int(np.argmax(gains - caps))
-    q = float(class_shares(matrix)[0, value])
+def _enhanced_reason(counts: Counts, beyond: Mapping[Value, float], reference: Reference) -> str:
+    """Why no β suffices: the class's value furthest beyond its cap −ln p (first in text order)."""
+    value = max(sorted(beyond, key=lambda v: (v is None, v or "")), key=beyond.__getitem__)
+    n = rows(counts)
+    p = reference.counts[value] / reference.total
+    gain = float(relative_gains(counts, reference)[value])
     return (
-        f"no beta satisfies enhanced beta-likeness: value {counts.labels[value]!r} has share "
-        f"{q:.4g} in a class of {int(row.sum())} rows against {p[value]:.4g} in the table, a "
-        f"relative gain of {gains[value]:.4g} above its cap -ln p = {caps[value]:.4g}"
+        f"no beta satisfies enhanced beta-likeness: value {value!r} has share "
+        f"{counts[value] / n:.4g} in a class of {n} rows against {p:.4g} in the table, a "
+        f"relative gain of {gain:.4g} above its cap -ln p = {-math.log(p):.4g}"
     )
-
-
-@dataclass(frozen=True, eq=False)
-class ValueCounts:
-    """How often each value of one attribute occurs in each class, sparsely.
-
-    Attributes:
-        classes, values, counts: one entry per (class, value) pair that occurs,
-            sorted by class: class number, value code, rows.
-        labels: the value of each code (text; None is the missing value).
-        overall: rows holding each value code in the whole table.
-        rows: rows in the table.
-    """
-
-    classes: npt.NDArray[np.int64]
-    values: npt.NDArray[np.int64]
-    counts: npt.NDArray[np.int64]
-    labels: tuple[str | None, ...]
-    overall: npt.NDArray[np.int64]
-    rows: int
-
-    @classmethod
-    def of(
-        cls,
-        frame: pl.DataFrame,
-        quasi_identifiers: Sequence[str],
-        attribute: str,
-        reference: pl.Series | None = None,
-    ) -> ValueCounts:
-        """Count ``attribute`` per class of ``frame``.
-
-        The value codes and ``overall`` come from ``reference`` (a column with
-        every value of ``frame``'s), by default the attribute in ``frame`` itself.
-        """
-        source = (frame.get_column(attribute) if reference is None else reference).cast(pl.String)
-        labels = source.unique().sort(nulls_last=True)
-        code_of = {label: code for code, label in enumerate(labels.to_list())}
-        keyed = frame.select(
-            # Dense ranks of structs number the classes, nulls included.
-            (pl.struct(list(quasi_identifiers)).rank("dense") - 1).alias("class"),
-            pl.col(attribute)
-            .cast(pl.String)
-            .replace_strict(code_of, return_dtype=pl.Int64)
-            .alias("value"),
-        )
-        pairs = keyed.group_by("class", "value").len().sort("class", "value")
-        return cls(
-            classes=pairs["class"].to_numpy().astype(np.int64),
-            values=pairs["value"].to_numpy().astype(np.int64),
-            counts=pairs["len"].to_numpy().astype(np.int64),
-            labels=tuple(labels.to_list()),
-            overall=np.bincount(
-                source.replace_strict(code_of, return_dtype=pl.Int64).to_numpy(),
-                minlength=len(code_of),
-            ),
-            rows=frame.height,
-        )
-
-    @property
-    def n_classes(self) -> int:
-        """Number of classes."""
-        return int(self.classes[-1]) + 1
-
-    def matrix(self, start: int, stop: int) -> npt.NDArray[np.int64]:
-        """Dense ``(classes, values)`` counts of the classes ``start`` to ``stop - 1``."""
-        low, high = np.searchsorted(self.classes, [start, stop])
-        matrix = np.zeros((stop - start, len(self.labels)), dtype=np.int64)
-        matrix[self.classes[low:high] - start, self.values[low:high]] = self.counts[low:high]
-        return matrix
-
-    def slices(self) -> Iterator[npt.NDArray[np.int64]]:
-        """Dense count matrices of consecutive classes, together covering them all."""
-        step = slice_step(len(self.labels))
-        for start in range(0, self.n_classes, step):
-            yield self.matrix(start, min(self.n_classes, start + step))
-
-
-def slice_step(values: int) -> int:
-    """Classes per dense slice, so that a slice holds at most ``_CELLS_PER_SLICE`` counts."""
-    return max(1, _CELLS_PER_SLICE // max(values, 1))
