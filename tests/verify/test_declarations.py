@@ -74,6 +74,8 @@ def test_an_unknown_kind_fails_even_on_an_empty_release() -> None:
 def test_a_parameter_of_the_wrong_type_fails() -> None:
     with pytest.raises(VerificationError, match=r"parameter l is 2\.5, not of type int"):
         check(Declared("distinct-l-diversity", l=2.5))  # type: ignore[arg-type]
+    with pytest.raises(VerificationError, match=r"parameter l is 2\.5"):
+        check(Declared("distinct-l-diversity", l=2.5), released=TABLE.clear())  # type: ignore[arg-type]
     with pytest.raises(VerificationError, match="parameter l is True"):
         check(Declared("distinct-l-diversity", l=True))
     with pytest.raises(VerificationError, match="parameter attribute is None"):

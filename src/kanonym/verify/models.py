@@ -91,85 +91,112 @@ class ModelDeclaration(Protocol):
 
 
 Judge = Callable[[Counts], bool]
+"""Whether one class's counts of the attribute satisfy a model."""
 
 
 @dataclass(frozen=True)
-class Rule:
-    """One declared model, as the re-check reads it.
+class SizeRule:
+    """k-anonymity, judged on class sizes (:func:`~kanonym.verify.definitions.k_anonymous`).
 
     Attributes:
-        model: the declaration.
-        kind: its kind.
-        attribute: the sensitive attribute (``None`` for k-anonymity).
+        k: the least class size.
     """
 
-    model: ModelDeclaration
+    k: int
+
+    @property
+    def shown(self) -> str:
+        """The parameter for messages: ``(k=5)``."""
+        return f"(k={self.k})"
+
+
+@dataclass(frozen=True)
+class SensitiveRule:
+    """A model of one sensitive attribute, its parameters read.
+
+    Attributes:
+        kind: the model's kind, a key of :data:`KINDS`.
+        attribute: the sensitive attribute.
+        shown: its parameters for messages, e.g. ``(attribute 'disease', l=2)``.
+        prepare: given P, the input's counts of ``attribute``, the model's
+            :data:`Judge`; raises InputError if P cannot be judged (ordered
+            distance on a value that is not a number, hierarchical distance on
+            a value that is not a leaf).
+    """
+
     kind: str
-    attribute: str | None
+    attribute: str
+    shown: str
+    prepare: Callable[[Reference], Judge]
 
-    @classmethod
-    def of(cls, model: ModelDeclaration) -> Rule:
-        """Read a declaration's kind; VerificationError for a kind not in :data:`KINDS`."""
-        kind = getattr(model, "name", None)
-        if not isinstance(kind, str) or kind not in KINDS:
-            raise VerificationError(
-                f"the re-check does not know the privacy model {echo(kind)} "
-                f"({type(model).__name__}); known: {', '.join(KINDS)}"
-            )
-        attribute = None if kind == "k-anonymity" else parameter(model, "attribute", str)
-        return cls(model, kind, attribute)
 
-    def describe(self) -> str:
-        """The declared parameters, e.g. ``(attribute 'disease', l=2)``."""
-        shown = [] if self.attribute is None else [f"attribute {echo(self.attribute)}"]
-        for name in KINDS[self.kind]:
-            value = getattr(self.model, name)
-            shown.append(f"{name}={value.name if isinstance(value, Hierarchy) else value}")
-        return f"({', '.join(shown)})"
+def read(model: ModelDeclaration) -> SizeRule | SensitiveRule:
+    """Read a declaration: its kind, then every parameter of that kind.
 
-    def judge(self, reference: Reference) -> Judge:
-        """Whether a class's counts satisfy the model, P being ``reference``.
+    Raises:
+        VerificationError: the kind is not in :data:`KINDS`, or a parameter is
+            missing or of the wrong type.
+    """
+    kind = getattr(model, "name", None)
+    if not isinstance(kind, str) or kind not in KINDS:
+        raise VerificationError(
+            f"the re-check does not know the privacy model {echo(kind)} "
+            f"({type(model).__name__}); known: {', '.join(KINDS)}"
+        )
+    if kind == "k-anonymity":
+        return SizeRule(parameter(model, "k", int))
+    attribute = parameter(model, "attribute", str)
+    shown = ", ".join(f"{n}={_show(getattr(model, n, None))}" for n in KINDS[kind])
+    return SensitiveRule(
+        kind, attribute, f"(attribute {echo(attribute)}, {shown})", _prepare(model, kind)
+    )
 
-        Raises:
-            InputError: the reference cannot be judged (ordered distance on a
-                value that is not a number, hierarchical distance on a value
-                that is not a leaf).
-        """
-        model, kind = self.model, self.kind
-        if kind == "distinct-l-diversity":
-            size = parameter(model, "l", int)
-            return lambda q: distinct_values(q) >= size
-        if kind == "entropy-l-diversity":
-            bound = math.log(number(model, "l"))
-            return lambda q: at_least(entropy(q), bound)
-        if kind == "recursive-c-l-diversity":
-            c, size = exact(number(model, "c")), parameter(model, "l", int)
-            return lambda q: (ratio := recursive_ratio(q, size)) is not None and ratio < c
-        if kind == "equal-distance-t-closeness":
-            t = exact(number(model, "t"))
-            return lambda q: at_most(emd_equal(q, reference), t)
-        if kind == "ordered-distance-t-closeness":
-            t = exact(number(model, "t"))
-            order = getattr(model, "order", None)
-            if order is not None and not isinstance(order, tuple):
-                raise VerificationError(f"{kind}: order {echo(order)} is not a tuple")
-            values = list(reference.counts)
-            ranking = Ranking.of(reference, numeric_order(values) if order is None else order)
+
+def _show(value: object) -> object:
+    return value.name if isinstance(value, Hierarchy) else value
+
+
+def _prepare(model: ModelDeclaration, kind: str) -> Callable[[Reference], Judge]:
+    """The definition that judges ``kind``, its parameters read from ``model`` now."""
+    if kind == "distinct-l-diversity":
+        size = parameter(model, "l", int)
+        return lambda _: lambda q: distinct_values(q) >= size
+    if kind == "entropy-l-diversity":
+        bound = math.log(number(model, "l"))
+        return lambda _: lambda q: at_least(entropy(q), bound)
+    if kind == "recursive-c-l-diversity":
+        c, size = exact(number(model, "c")), parameter(model, "l", int)
+        return lambda _: lambda q: (ratio := recursive_ratio(q, size)) is not None and ratio < c
+    if kind == "equal-distance-t-closeness":
+        t = exact(number(model, "t"))
+        return lambda p: lambda q: at_most(emd_equal(q, p), t)
+    if kind == "ordered-distance-t-closeness":
+        t = exact(number(model, "t"))
+        order = getattr(model, "order", None)
+        if order is not None and not isinstance(order, tuple):
+            raise VerificationError(f"{kind}: parameter order is {echo(order)}, not a tuple")
+
+        def ordered(p: Reference) -> Judge:
+            ranking = Ranking.of(p, numeric_order(list(p.counts)) if order is None else order)
             return lambda q: at_most(emd_ordered(q, ranking), t)
-        if kind == "hierarchical-distance-t-closeness":
-            t = exact(number(model, "t"))
-            tree = Tree.of(reference, parameter(model, "hierarchy", Hierarchy))
+
+        return ordered
+    if kind == "hierarchical-distance-t-closeness":
+        t, hierarchy = exact(number(model, "t")), parameter(model, "hierarchy", Hierarchy)
+
+        def hierarchical(p: Reference) -> Judge:
+            tree = Tree.of(p, hierarchy)
             return lambda q: at_most(emd_hierarchical(q, tree), t)
-        if kind == "basic-beta-likeness":
-            beta = exact(number(model, "beta"))
-            return lambda q: at_most(basic_beta(q, reference), beta)
-        if kind == "enhanced-beta-likeness":
-            beta = exact(number(model, "beta"))
-            return lambda q: (
-                at_most(basic_beta(q, reference), beta) and not beyond_cap(q, reference)
-            )
-        delta = number(model, "delta")  # delta-disclosure-privacy, the last kind
-        return lambda q: delta_disclosure(q, reference) < delta
+
+        return hierarchical
+    if kind == "basic-beta-likeness":
+        beta = exact(number(model, "beta"))
+        return lambda p: lambda q: at_most(basic_beta(q, p), beta)
+    if kind == "enhanced-beta-likeness":
+        beta = exact(number(model, "beta"))
+        return lambda p: lambda q: at_most(basic_beta(q, p), beta) and not beyond_cap(q, p)
+    delta = number(model, "delta")  # delta-disclosure-privacy, the last kind
+    return lambda p: lambda q: delta_disclosure(q, p) < delta
 
 
 def parameter(model: object, name: str, kind: type[T]) -> T:
@@ -205,32 +232,30 @@ def verify_models(
     whole table. A model of a kind the re-check does not know, or whose
     parameters it cannot read, fails the check even on an empty release.
     """
-    rules = [Rule.of(model) for model in models]
+    rules = [read(model) for model in models]
     if released.height == 0:
         return
     references: dict[str, Reference] = {}
     for rule in rules:
-        if rule.attribute is None:
-            k = parameter(rule.model, "k", int)
-            sizes = class_sizes(released, quasi_identifiers).to_list()
-            failing = sum(1 for size in sizes if not k_anonymous(size, k))
+        if isinstance(rule, SizeRule):
+            kind, sizes = "k-anonymity", class_sizes(released, quasi_identifiers).to_list()
+            failing = sum(1 for size in sizes if not k_anonymous(size, rule.k))
             classes = len(sizes)
         else:
-            attribute = rule.attribute
+            kind, attribute = rule.kind, rule.attribute
             for frame, what in ((source, "input"), (released, "release")):
                 if attribute not in frame.columns:
-                    raise VerificationError(f"{rule.kind}: the {what} has no column '{attribute}'")
+                    raise VerificationError(f"{kind}: the {what} has no column '{attribute}'")
             if attribute not in references:
                 references[attribute] = Reference.of(value_counts(source.get_column(attribute)))
             reference = references[attribute]
             try:
-                passes = rule.judge(reference)
+                passes = rule.prepare(reference)
             except InputError as error:
-                raise VerificationError(f"{rule.kind} on '{attribute}': {error}") from None
+                raise VerificationError(f"{kind} on '{attribute}': {error}") from None
             failing = classes = 0
             for counts in class_value_counts(released, quasi_identifiers, attribute):
-                stray = [v for v in counts if v not in reference.counts]
-                if stray:
+                if any(v not in reference.counts for v in counts):
                     # The value itself is not shown: it may identify someone.
                     raise VerificationError(
                         f"release column '{attribute}' holds a value the input does not"
@@ -239,5 +264,5 @@ def verify_models(
                 failing += not passes(counts)
         if failing:
             raise VerificationError(
-                f"release fails {rule.kind} {rule.describe()} in {failing} of {classes} classes"
+                f"release fails {kind} {rule.shown} in {failing} of {classes} classes"
             )
