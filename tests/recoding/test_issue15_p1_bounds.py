@@ -20,8 +20,9 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.meaningful import assume_meaningful
 
 import kanonym
 from kanonym.cli import main
@@ -103,7 +104,7 @@ def numeric_tables(draw: st.DrawFn) -> tuple[pl.DataFrame, dict[str, object], in
 @given(problem=numeric_tables(), k=st.integers(2, 12), relaxed=st.booleans())
 def test_issue15_p1_no_bound_is_an_extreme_held_by_one_person(problem, k, relaxed) -> None:
     table, qis, width = problem
-    assume(k <= table.height)
+    assume_meaningful(k <= table.height, "k above the rows")
     result = kanonym.anonymize(
         table,
         quasi_identifiers=qis,
@@ -157,7 +158,7 @@ _FORMS = st.one_of(
 @given(values=st.lists(_FORMS, min_size=2, max_size=25), k=st.integers(2, 6), relaxed=st.booleans())
 def test_issue15_p1_numbers_of_every_form_get_exact_boxes(values, k, relaxed) -> None:
     """Spellings, exponents, float-equal decimals: ranges in the column's format, re-checked."""
-    assume(k <= len(values))
+    assume_meaningful(k <= len(values), "k above the rows")
     table = pl.DataFrame({"x": values, "rid": [str(i) for i in range(len(values))]})
     # anonymize re-checks every released row against its input before returning.
     result = kanonym.anonymize(

@@ -13,8 +13,9 @@ from fractions import Fraction
 
 import polars as pl
 import pytest
-from hypothesis import assume, example, given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from tests.meaningful import assume_meaningful
 from tests.strategies import problems
 
 import kanonym
@@ -170,7 +171,7 @@ def test_issue10_p5_exact_searches_equal_exact_brute_force(
     evaluator = NodeEvaluator(encoded, [KAnonymity(k=k)], max_suppressed_rows=max_sup)
     nodes = [lattice.node(i) for i in range(lattice.size)]
     feasible = [node for node in nodes if evaluator.evaluate(node).satisfied]
-    assume(feasible)
+    assume_meaningful(feasible, "no node satisfies")
     expected = min(
         feasible, key=lambda node: (_exact_score(metric_name, node, encoded.heights, used), node)
     )
