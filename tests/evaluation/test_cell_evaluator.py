@@ -109,14 +109,12 @@ def test_heuristics_under_cell_suppression_return_accepted_nodes(problem, max_su
         method = "mu-argus" if name == "mu-argus" else "patterns"
         evaluator = _evaluator(table, hs, k=k, max_sup=max_sup, method=method)
         context = MetricContext(encoded=evaluator.encoded, frequency_set=evaluator.frequency_set)
-        try:
-            best = run_search(ALGORITHMS[name], evaluator, metric=make_metric("loss", context)).best
-        except InputError:
-            continue
+        # Never a refusal: with k within the table the top node is accepted, and
+        # every heuristic's walk ends there at the latest.
+        best = run_search(ALGORITHMS[name], evaluator, metric=make_metric("loss", context)).best
         assert best.satisfied and best.suppressed_rows <= max_sup
         scores[name] = best.score
-    if "datafly" in scores and "greedy" in scores:
-        assert scores["greedy"] <= scores["datafly"]
+    assert scores["greedy"] <= scores["datafly"]
 
 
 def test_models_beyond_k_hold_in_every_released_group() -> None:
