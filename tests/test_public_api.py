@@ -6,7 +6,11 @@ import inspect
 import subprocess
 import sys
 
+import polars as pl
+import pytest
+
 import kanonym
+import kanonym.models
 
 SUBPACKAGES = {
     "attacks",
@@ -14,6 +18,7 @@ SUBPACKAGES = {
     "config",
     "datasets",
     "encode",
+    "engine",
     "errors",
     "evaluation",
     "hierarchy",
@@ -22,9 +27,11 @@ SUBPACKAGES = {
     "ledger",
     "metrics",
     "models",
+    "options",
     "recoding",
     "release",
     "report",
+    "result",
     "search",
     "technique",
     "transform",
@@ -85,3 +92,44 @@ def test_no_unexpected_submodules_are_public() -> None:
 def test_version_is_a_release_number() -> None:
     parts = kanonym.__version__.split(".")
     assert len(parts) == 3 and all(p.isdigit() for p in parts)
+
+
+def test_every_model_class_is_exported() -> None:
+    classes = {
+        name
+        for name in kanonym.models.__all__
+        if inspect.isclass(getattr(kanonym.models, name))
+        and name not in {"ClassStatistics", "PrivacyModel"}
+    }
+    assert len(classes) == 10
+    assert classes <= set(kanonym.__all__)
+
+
+def test_anonymize_takes_model_objects_and_refuses_specs() -> None:
+    table = pl.DataFrame({"zip": ["02138", "02139", "02141", "02142"], "job": ["a", "b"] * 2})
+    hierarchies = {"zip": "mask"}
+    result = kanonym.anonymize(
+        table,
+        quasi_identifiers=hierarchies,
+        k=2,
+        models=[kanonym.DistinctLDiversity(attribute="job", l=2)],
+        seed=1,
+    )
+    assert result.config.sensitive == ("job",)
+    assert [m.describe()["model"] for m in result.models] == ["k-anonymity", "distinct-l-diversity"]
+    with pytest.raises(
+        kanonym.InputError, match=r"`models` holds privacy model objects.*parse_model"
+    ):
+        kanonym.anonymize(
+            table, quasi_identifiers=hierarchies, k=2, models=["l-diversity:distinct:2:job"]
+        )
+    with pytest.raises(kanonym.InputError, match="k-anonymity is set by `k`"):
+        kanonym.anonymize(
+            table, quasi_identifiers=hierarchies, k=2, models=[kanonym.KAnonymity(k=3)]
+        )
+
+
+def test_k_is_keyword_only_in_every_public_function() -> None:
+    for function in (kanonym.anonymize, kanonym.check, kanonym.link):
+        parameter = inspect.signature(function).parameters["k"]
+        assert parameter.kind is inspect.Parameter.KEYWORD_ONLY, function.__name__

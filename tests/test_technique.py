@@ -59,7 +59,7 @@ def test_default_is_ag_ts_and_ag_cs_for_mu_argus() -> None:
 
 @pytest.mark.parametrize("name", ["CG_", "CG_CS"])
 def test_cell_generalization_needs_mondrian(name: str) -> None:
-    with pytest.raises(InputError, match="needs --algorithm mondrian"):
+    with pytest.raises(InputError, match="needs `algorithm='mondrian'`"):
         _config(technique=name)
 
 
@@ -94,13 +94,13 @@ def test_no_level_bounds_without_generalization(name: str) -> None:
 def test_cell_suppression_needs_a_search_without_monotone_pruning(
     name: str, algorithm: str
 ) -> None:
-    with pytest.raises(InputError, match=f"cannot run with --algorithm {algorithm}.*not"):
+    with pytest.raises(InputError, match=f"cannot run with `algorithm='{algorithm}'`.*not"):
         _config(technique=name, algorithm=algorithm)
 
 
 @pytest.mark.parametrize("name", ["AG_TS", "AG_", "_TS", "_AS"])
 def test_mu_argus_only_suppresses_cells(name: str) -> None:
-    with pytest.raises(InputError, match="mu-argus suppresses cells; use --technique AG_CS"):
+    with pytest.raises(InputError, match="mu-argus'` suppresses cells; use `technique='AG_CS'`"):
         _config(technique=name, algorithm="mu-argus")
 
 

@@ -20,6 +20,8 @@ from kanonym.errors import (
     HierarchyError,
     InputError,
     KanonymError,
+    NoSolutionError,
+    SearchTimeoutError,
     StaleTransformationError,
     VerificationError,
 )
@@ -32,7 +34,21 @@ from kanonym.hierarchy import (
     SuppressBuilder,
     load_arx,
 )
-from kanonym.models import KAnonymity, PrivacyModel
+from kanonym.models import (
+    BasicBetaLikeness,
+    DeltaDisclosurePrivacy,
+    DistinctLDiversity,
+    EnhancedBetaLikeness,
+    EntropyLDiversity,
+    EqualDistanceTCloseness,
+    HierarchicalDistanceTCloseness,
+    KAnonymity,
+    OrderedDistanceTCloseness,
+    PrivacyModel,
+    RecursiveCLDiversity,
+    parse_model,
+)
+from kanonym.options import AlgorithmName, MetricName, PolicyName, TableLike, TechniqueName
 from kanonym.release import Result, Solution, anonymize, check, run_job
 from kanonym.verify import ClassSizeSummary
 
@@ -71,11 +87,19 @@ __getattr__, __dir__ = lazy_names(
 del TYPE_CHECKING, lazy_names  # helpers, not part of the API
 
 __all__ = [
+    "AlgorithmName",
     "AnonymizationConfig",
     "AuditResult",
+    "BasicBetaLikeness",
     "ClassSizeSummary",
     "DateBuilder",
+    "DeltaDisclosurePrivacy",
     "DisclosureSummary",
+    "DistinctLDiversity",
+    "EnhancedBetaLikeness",
+    "EntropyLDiversity",
+    "EqualDistanceTCloseness",
+    "HierarchicalDistanceTCloseness",
     "Hierarchy",
     "HierarchyBuilder",
     "HierarchyError",
@@ -88,15 +112,23 @@ __all__ = [
     "LedgerRelease",
     "LinkageSummary",
     "MaskBuilder",
+    "MetricName",
+    "NoSolutionError",
+    "OrderedDistanceTCloseness",
+    "PolicyName",
     "PrivacyModel",
     "QiScan",
+    "RecursiveCLDiversity",
     "ReleaseJob",
     "Result",
     "RiskSummary",
+    "SearchTimeoutError",
     "Solution",
     "StaleTransformationError",
     "SuppressBuilder",
     "SuppressionLimit",
+    "TableLike",
+    "TechniqueName",
     "VerificationError",
     "__version__",
     "anonymize",
@@ -106,6 +138,7 @@ __all__ = [
     "disclosure",
     "link",
     "load_arx",
+    "parse_model",
     "qi_scan",
     "risk",
     "run_job",

@@ -15,12 +15,15 @@ from __future__ import annotations
 import math
 import os
 import tomllib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
+from functools import cache
 from pathlib import Path
 from types import MappingProxyType
 from typing import TypeVar, cast
+
+import polars as pl
 
 from kanonym.errors import HierarchyError, InputError, NestedColumnError, clip, echo
 from kanonym.hierarchy import (
@@ -29,13 +32,16 @@ from kanonym.hierarchy import (
     Hierarchy,
     HierarchyBuilder,
     parse_hierarchy,
+    resolve,
     spec_file,
 )
+from kanonym.io import Table, load
 from kanonym.io.paths import check_destinations
 from kanonym.io.read import read_schema
 from kanonym.io.table import nested_columns
 from kanonym.metrics import DEFAULT_METRIC, METRICS
-from kanonym.models.spec import GRAMMAR as MODEL_GRAMMAR
+from kanonym.models import KAnonymity, PrivacyModel, parse_model
+from kanonym.options import AlgorithmName, MetricName, PolicyName, TechniqueName
 from kanonym.recoding import RECODINGS
 from kanonym.search import ALGORITHMS, DEFAULT_ALGORITHM, DEFAULT_POLICY, POLICIES
 from kanonym.technique import TECHNIQUES, Technique, resolve_technique
@@ -59,7 +65,7 @@ class SuppressionLimit:
     def __post_init__(self) -> None:
         if self.fraction is not None and self.rows is not None:
             raise InputError(
-                "--max-suppression and --max-suppressed-rows are mutually exclusive; give one"
+                "`max_suppression` and `max_suppressed_rows` are mutually exclusive; give one"
             )
         if self.fraction is not None and (
             isinstance(self.fraction, bool)
@@ -67,14 +73,14 @@ class SuppressionLimit:
             or not 0 <= self.fraction <= 1
         ):
             raise InputError(
-                "max-suppression must be a fraction in [0, 1] (0.04 for 4%), "
+                "`max_suppression` must be a fraction in [0, 1] (0.04 for 4%), "
                 f"got {echo(self.fraction)}"
             )
         if self.rows is not None and (
             isinstance(self.rows, bool) or not isinstance(self.rows, int) or self.rows < 0
         ):
             raise InputError(
-                f"max-suppressed-rows must be a whole number >= 0, got {echo(self.rows)}"
+                f"`max_suppressed_rows` must be a whole number >= 0, got {echo(self.rows)}"
             )
 
     def max_rows(self, n_rows: int) -> int:
@@ -90,7 +96,7 @@ class SuppressionLimit:
         return {"fraction": self.fraction, "rows": self.rows}
 
 
-def parse_fraction(value: str | float, what: str = "max-suppression") -> float:
+def parse_fraction(value: str | float, what: str = "`max_suppression`") -> float:
     """A share given as a fraction (``0.04``) or a percentage (``"4%"``), as a fraction in [0, 1].
 
     A percentage is divided as written (``"29%"`` is exactly ``0.29``), so the
@@ -139,11 +145,11 @@ class AnonymizationConfig:
             CSV path), parsed when the config is built.
         k: every released class holds at least k rows.
         identifying: columns dropped from the release.
-        models: privacy models beyond k-anonymity, as specs such as
-            ``l-diversity:distinct:3:disease`` (:mod:`kanonym.models.spec`); their
-            attributes count as sensitive.
-        sensitive_hierarchies: sensitive attribute -> hierarchy (or spec), for
-            hierarchical t-closeness.
+        models: privacy models beyond k-anonymity, as objects such as
+            ``DistinctLDiversity(attribute="disease", l=3)`` (:mod:`kanonym.models`;
+            the command line and job files write them as specs, read by
+            :func:`kanonym.models.parse_model`); their attributes count as
+            sensitive. Hierarchical t-closeness holds its attribute's hierarchy.
         sensitive: columns released as they are, named for the report and for
             models that read them.
         insensitive: columns released as they are that no model reads.
@@ -193,18 +199,17 @@ class AnonymizationConfig:
     sensitive: tuple[str, ...] = ()
     insensitive: tuple[str, ...] = ()
     keep_unlisted: bool = False
-    models: tuple[str, ...] = ()
-    sensitive_hierarchies: Mapping[str, HierarchyLike | str | Path] = field(default_factory=dict)
+    models: Sequence[PrivacyModel] = ()
     suppression: SuppressionLimit = field(default_factory=SuppressionLimit)
-    algorithm: str = DEFAULT_ALGORITHM
-    metric: str | None = None
-    policy: str | None = None
+    algorithm: AlgorithmName = "optimal"
+    metric: MetricName | None = None
+    policy: PolicyName | None = None
     time_limit: float | None = None
     weights: Mapping[str, float] = field(default_factory=dict)
     min_levels: Mapping[str, int] = field(default_factory=dict)
     max_levels: Mapping[str, int] = field(default_factory=dict)
     seed: int | None = None
-    technique: str | None = None
+    technique: TechniqueName | None = None
     base_dir: Path | None = None
     numeric: tuple[str, ...] = ()
     categorical: tuple[str, ...] = ()
@@ -212,54 +217,54 @@ class AnonymizationConfig:
 
     def __post_init__(self) -> None:
         if not isinstance(self.quasi_identifiers, Mapping) or not self.quasi_identifiers:
-            raise InputError("at least one quasi-identifier (--qi COL=HIERARCHY) is required")
+            raise InputError(
+                "at least one quasi-identifier is required: `quasi_identifiers` maps each to "
+                "its hierarchy"
+            )
         if self.hierarchy_duplicates not in DUPLICATES:
             raise InputError(
-                f"hierarchy_duplicates must be one of {', '.join(map(repr, DUPLICATES))}, "
+                f"`hierarchy_duplicates` must be one of {', '.join(map(repr, DUPLICATES))}, "
                 f"got {echo(self.hierarchy_duplicates)}"
             )
         parsed: dict[str, HierarchyLike] = {}
         for name, hierarchy in self.quasi_identifiers.items():
-            _names(name, "quasi-identifier")
+            _names(name, "`quasi_identifiers`")
             parsed[name] = _hierarchy(
                 hierarchy, self.base_dir, f"quasi-identifier '{name}'", self.hierarchy_duplicates
             )
         object.__setattr__(self, "quasi_identifiers", MappingProxyType(parsed))
-        object.__setattr__(self, "identifying", _names(self.identifying, "identifying"))
-        object.__setattr__(self, "insensitive", _names(self.insensitive, "insensitive"))
+        object.__setattr__(self, "identifying", _names(self.identifying, "`identifying`"))
+        object.__setattr__(self, "insensitive", _names(self.insensitive, "`insensitive`"))
         if not isinstance(self.keep_unlisted, bool):
-            raise InputError(f"keep_unlisted must be True or False, got {echo(self.keep_unlisted)}")
-        object.__setattr__(self, "models", tuple(self.models))
-        for spec in self.models:
-            if not isinstance(spec, str) or spec.count(":") < 2:
-                raise InputError(
-                    f"model {echo(spec)} is not of the form NAME:...:ATTRIBUTE; the forms are "
-                    f"{MODEL_GRAMMAR}"
+            raise InputError(
+                f"`keep_unlisted` must be True or False, got {echo(self.keep_unlisted)}"
+            )
+        # Typed callers pass models; a job built by hand may pass anything.
+        given: object = self.models
+        if isinstance(given, str) or not isinstance(given, Iterable):
+            raise InputError(f"`models` must be a list of privacy models, got {echo(given)}")
+        models: tuple[object, ...] = tuple(given)
+        for model in models:
+            if isinstance(model, KAnonymity):
+                raise InputError("`models`: k-anonymity is set by `k`, not given as a model")
+            if not isinstance(model, PrivacyModel):
+                hint = (
+                    f"; read a spec with kanonym.models.parse_model({echo(model)})"
+                    if isinstance(model, str)
+                    else ""
                 )
-        # A model's attribute is the spec's last field; it is released as it is.
-        named = list(_names(self.sensitive, "sensitive"))
-        for spec in self.models:
-            attribute = spec.rsplit(":", 1)[1]
-            if attribute not in named:
-                named.append(attribute)
+                raise InputError(
+                    "`models` holds privacy model objects such as "
+                    f"DistinctLDiversity(attribute='disease', l=3), got {echo(model)}{hint}"
+                )
+        object.__setattr__(self, "models", models)
+        # The attributes the models read are released as they are.
+        named = list(_names(self.sensitive, "`sensitive`"))
+        for model in self.models:
+            named.extend(a for a in model.sensitive_attributes if a not in named)
         object.__setattr__(self, "sensitive", tuple(named))
-        object.__setattr__(
-            self,
-            "sensitive_hierarchies",
-            MappingProxyType(
-                {
-                    name: _hierarchy(
-                        h, self.base_dir, f"sensitive attribute '{name}'", self.hierarchy_duplicates
-                    )
-                    for name, h in self.sensitive_hierarchies.items()
-                }
-            ),
-        )
-        for name in self.sensitive_hierarchies:
-            if name not in self.sensitive:
-                raise InputError(f"a hierarchy is given for {echo(name)}, which is not sensitive")
         if isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1:
-            raise InputError(f"k must be a whole number >= 1, got {echo(self.k)}")
+            raise InputError(f"`k` must be a whole number >= 1, got {echo(self.k)}")
         roles = {
             "quasi-identifying": tuple(parsed),
             "identifying": self.identifying,
@@ -282,8 +287,8 @@ class AnonymizationConfig:
         elif ALGORITHMS[self.algorithm].uses_metric:
             if self.policy is not None:
                 raise InputError(
-                    f"a preference policy applies only to minimal and samarati, not to "
-                    f"'{self.algorithm}'; give --metric instead"
+                    f"a preference `policy` applies only to minimal and samarati, not to "
+                    f"'{self.algorithm}'; give `metric` instead"
                 )
             object.__setattr__(self, "metric", self.metric or DEFAULT_METRIC)
             if self.metric not in METRICS:
@@ -293,8 +298,8 @@ class AnonymizationConfig:
         else:
             if self.metric is not None:
                 raise InputError(
-                    f"a utility metric applies only to optimal and incognito, not to "
-                    f"'{self.algorithm}'; give --policy instead"
+                    f"a utility `metric` applies only to optimal and incognito, not to "
+                    f"'{self.algorithm}'; give `policy` instead"
                 )
             object.__setattr__(self, "policy", self.policy or DEFAULT_POLICY)
             if self.policy not in POLICIES:
@@ -307,37 +312,41 @@ class AnonymizationConfig:
             or not self.time_limit > 0
         ):
             raise InputError(
-                f"time limit must be a number of seconds > 0, got {echo(self.time_limit)}"
+                f"`time_limit` must be a number of seconds > 0, got {echo(self.time_limit)}"
             )
         for what, values in (
-            ("weight", self.weights),
-            ("min-level", self.min_levels),
-            ("max-level", self.max_levels),
+            ("`weights`", self.weights),
+            ("`min_levels`", self.min_levels),
+            ("`max_levels`", self.max_levels),
         ):
             for name, value in values.items():
                 if name not in parsed:
-                    raise InputError(f"{what} for {echo(name)}, which is not a quasi-identifier")
+                    raise InputError(f"{what}: {echo(name)} is not a quasi-identifier")
                 whole = isinstance(value, int) and not isinstance(value, bool)
-                if what == "weight":
+                if what == "`weights`":
                     if not (whole or isinstance(value, float)) or not 0 <= value < math.inf:
                         raise InputError(
-                            f"weight of '{name}' must be a number >= 0, got {echo(value)}"
+                            f"{what}: the weight of '{name}' must be a number >= 0, "
+                            f"got {echo(value)}"
                         )
                 elif not whole or value < 0:
                     raise InputError(
-                        f"{what} of '{name}' must be a whole number >= 0, got {echo(value)}"
+                        f"{what}: the level of '{name}' must be a whole number >= 0, "
+                        f"got {echo(value)}"
                     )
         for name, low in self.min_levels.items():
             high = self.max_levels.get(name)
             if high is not None and low > high:
-                raise InputError(f"min-level {low} of '{name}' is above its max-level {high}")
+                raise InputError(
+                    f"`min_levels`: level {low} of '{name}' is above its `max_levels` {high}"
+                )
         object.__setattr__(self, "weights", MappingProxyType(dict(self.weights)))
         object.__setattr__(self, "min_levels", MappingProxyType(dict(self.min_levels)))
         object.__setattr__(self, "max_levels", MappingProxyType(dict(self.max_levels)))
         if self.seed is not None and (
             isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0
         ):
-            raise InputError(f"seed must be a whole number >= 0, got {echo(self.seed)}")
+            raise InputError(f"`seed` must be a whole number >= 0, got {echo(self.seed)}")
         _check_axis_kinds(self, parsed)
         limit = self.suppression
         resolved = resolve_technique(
@@ -376,12 +385,6 @@ class AnonymizationConfig:
         return TECHNIQUES[cast(str, self.technique)]
 
     @property
-    def sensitive_hierarchy_sources(self) -> Mapping[str, HierarchyLike]:
-        """Sensitive attribute -> parsed hierarchy or builder (hierarchical t-closeness)."""
-        # __post_init__ replaced every spec string by its parsed hierarchy.
-        return cast(Mapping[str, HierarchyLike], self.sensitive_hierarchies)
-
-    @property
     def hierarchies(self) -> Mapping[str, HierarchyLike]:
         """Quasi-identifier -> parsed hierarchy or builder."""
         # __post_init__ replaced every spec string by its parsed hierarchy.
@@ -415,13 +418,13 @@ def _check_local_recoding(config: AnonymizationConfig) -> None:
     """Reject the options a local recoding has no use for (it neither searches nor suppresses)."""
     name = config.algorithm
     given = [
-        flag
-        for flag, value in (
-            ("--metric", config.metric),
-            ("--policy", config.policy),
-            ("--time-limit", config.time_limit),
-            ("--min-level", config.min_levels or None),
-            ("--max-level", config.max_levels or None),
+        parameter
+        for parameter, value in (
+            ("`metric`", config.metric),
+            ("`policy`", config.policy),
+            ("`time_limit`", config.time_limit),
+            ("`min_levels`", config.min_levels or None),
+            ("`max_levels`", config.max_levels or None),
         )
         if value is not None
     ]
@@ -433,22 +436,22 @@ def _check_local_recoding(config: AnonymizationConfig) -> None:
     if config.suppression.fraction or config.suppression.rows:
         raise InputError(
             f"'{name}' suppresses nothing (local recoding generalizes cells, CG_CS); "
-            "drop --max-suppression / --max-suppressed-rows"
+            "drop `max_suppression` / `max_suppressed_rows`"
         )
 
 
 def _check_axis_kinds(config: AnonymizationConfig, quasi_identifiers: Mapping[str, object]) -> None:
-    """--numeric and --categorical name distinct quasi-identifiers, for a local recoding."""
-    numeric = _names(config.numeric, "numeric")
-    categorical = _names(config.categorical, "categorical")
+    """``numeric`` and ``categorical`` name distinct quasi-identifiers, for a local recoding."""
+    numeric = _names(config.numeric, "`numeric`")
+    categorical = _names(config.categorical, "`categorical`")
     object.__setattr__(config, "numeric", numeric)
     object.__setattr__(config, "categorical", categorical)
     if (numeric or categorical) and not config.local_recoding:
         raise InputError(
-            "--numeric and --categorical apply to local recoding (mondrian), "
+            "`numeric` and `categorical` apply to local recoding (mondrian), "
             f"not to '{config.algorithm}'"
         )
-    for what, names in (("numeric", numeric), ("categorical", categorical)):
+    for what, names in (("`numeric`", numeric), ("`categorical`", categorical)):
         for name in names:
             if name not in quasi_identifiers:
                 raise InputError(f"{what}: {echo(name)} is not a quasi-identifier")
@@ -734,31 +737,41 @@ def job_from_options(
             },
         },
     )
+    duplicates = opts.choice("hierarchy-duplicates", DUPLICATES) or "error"
+    delimiter = opts.text("delimiter")
+    models = parse_models(
+        opts.names("models"),
+        sensitive_specs,
+        base_dir=base_dir,
+        duplicates=duplicates,
+        table=cache(lambda: load(source, delimiter=delimiter)),
+    )
+    # The values a job file or the command line gives are checked by the config;
+    # the casts only tell mypy which names it accepts.
     config = AnonymizationConfig(
         quasi_identifiers=qi,
         k=k,
         identifying=opts.names("identifying"),
         sensitive=tuple(entry.partition("=")[0] for entry in opts.names("sensitive")),
-        sensitive_hierarchies=sensitive_specs,
         insensitive=opts.names("insensitive"),
         keep_unlisted=opts.boolean("keep-unlisted"),
-        models=opts.names("models"),
+        models=models,
         suppression=SuppressionLimit(
             fraction=opts.fraction("max-suppression"), rows=opts.integer("max-suppressed-rows")
         ),
-        algorithm=opts.text("algorithm") or DEFAULT_ALGORITHM,
-        metric=opts.text("metric"),
-        policy=opts.text("policy"),
+        algorithm=cast(AlgorithmName, opts.text("algorithm") or DEFAULT_ALGORITHM),
+        metric=cast(MetricName | None, opts.text("metric")),
+        policy=cast(PolicyName | None, opts.text("policy")),
         time_limit=opts.number("time-limit"),
         weights={c: float(w) for c, w in opts.per_column("weight", float).items()},
         min_levels=cast(dict[str, int], opts.per_column("min-level", int)),
         max_levels=cast(dict[str, int], opts.per_column("max-level", int)),
         seed=opts.integer("seed"),
-        technique=opts.text("technique"),
+        technique=cast(TechniqueName | None, opts.text("technique")),
         base_dir=base_dir,
         numeric=opts.names("numeric"),
         categorical=opts.names("categorical"),
-        hierarchy_duplicates=opts.choice("hierarchy-duplicates", DUPLICATES) or "error",
+        hierarchy_duplicates=duplicates,
     )
     _refuse_nested(source, config)
     return ReleaseJob(
@@ -766,9 +779,52 @@ def job_from_options(
         output=output,
         report=report,
         report_html=report_html,
-        delimiter=opts.text("delimiter"),
+        delimiter=delimiter,
         config=config,
     )
+
+
+def parse_models(
+    specs: Sequence[str],
+    hierarchies: Mapping[str, str | Path],
+    *,
+    base_dir: Path | None,
+    duplicates: Duplicates,
+    table: Callable[[], Table],
+) -> tuple[PrivacyModel, ...]:
+    """The privacy models a job written as text names (``--model`` specs, job files, reports).
+
+    Each spec is read by :func:`kanonym.models.parse_model`. ``hierarchies``
+    maps a sensitive attribute to its hierarchy spec (``--sensitive
+    ATTR=HIERARCHY``), which hierarchical and ordered t-closeness read: an ARX
+    file is read as it is, a builder (``mask``, ``interval:...``) is built on
+    the attribute's values in ``table()``, called only then.
+
+    Raises:
+        InputError: a malformed spec or hierarchy, or an attribute that the
+            table lacks or its hierarchy does not cover.
+
+    Example:
+        >>> import polars as pl
+        >>> from kanonym.io import load
+        >>> rows = load(pl.DataFrame({"salary": ["30", "40", "90"]}))
+        >>> models = parse_models(["t-closeness:hierarchical:0.5:salary"],
+        ...                       {"salary": "interval:50"}, base_dir=None,
+        ...                       duplicates="error", table=lambda: rows)
+        >>> models[0].hierarchy.level_values(1)
+        ('0-49', '50-99')
+    """
+    resolved: dict[str, Hierarchy] = {}
+    for name, spec in hierarchies.items():
+        source = _hierarchy(spec, base_dir, f"sensitive attribute '{name}'", duplicates)
+        if not isinstance(source, Hierarchy):
+            rows = table()
+            if name not in rows.frame.columns:
+                raise InputError(f"{rows.source}: sensitive attribute {echo(name)} is not a column")
+            values = rows.frame.get_column(name).cast(pl.String).unique().to_list()
+            source = resolve(source, values, column=name, source=rows.source)
+        resolved[name] = source
+    return tuple(parse_model(spec, sensitive_hierarchies=resolved) for spec in specs)
 
 
 def _refuse_nested(source: Path, config: AnonymizationConfig) -> None:

@@ -1,10 +1,33 @@
-"""Errors kanonym raises on purpose.
+"""Errors kanonym raises on purpose, and the exit status the command line gives each.
 
 Every error that is the caller's fault (a missing column, a value absent from a
-hierarchy, a malformed file, contradictory options) is an :class:`InputError`:
-the CLI prints its one-line message and exits with status 2, writing nothing.
-An :class:`VerificationError` means the independent re-check of a finished
-release failed; nothing is written then either.
+hierarchy, a malformed file, contradictory options) is an :class:`InputError`.
+A valid request that no release can satisfy is a :class:`NoSolutionError`: no
+transformation meets the privacy models within the suppression limit, or
+(:class:`SearchTimeoutError`) the time limit passed before one was found. A
+:class:`VerificationError` means the independent re-check of a finished
+release failed. Nothing is written in any of these cases.
+
+Exit status of the ``kanonym`` command (:mod:`kanonym.cli.main`):
+
+===== ================================================================
+0     success
+1     no safe release possible or verification failed
+      (:class:`NoSolutionError`, :class:`SearchTimeoutError`,
+      :class:`VerificationError`, :class:`StaleTransformationError`,
+      :class:`LedgerPendingError`); also ``check`` on a table that is
+      not k-anonymous and ``link`` when an identity matches 1 to k - 1
+      released rows
+2     bad input (:class:`InputError` and its subclasses): a one-line
+      message names the file, column, value or option
+130   interrupted (Ctrl-C)
+141   the reader of the output went away (``kanonym ... | head``)
+===== ================================================================
+
+Messages name Python parameters between backquotes (`` `max_suppression` ``,
+`` `algorithm='greedy'` ``); the command line prints its option names instead
+(``--max-suppression``, ``--algorithm greedy``), translated in one place
+(:mod:`kanonym.cli.flags`).
 """
 
 from __future__ import annotations
@@ -106,8 +129,8 @@ class UnassignedColumnsError(InputError):
         super().__init__(
             f"{source}: column(s) {', '.join(repr(c) for c in columns)} have no role{flagged}, "
             "and kanonym releases no column nobody named: give each one in "
-            "quasi_identifiers, identifying (removed), sensitive or insensitive (released "
-            "unchanged), or pass keep_unlisted=True to release every unlisted column unchanged"
+            "`quasi_identifiers`, `identifying` (removed), `sensitive` or `insensitive` (released "
+            "unchanged), or pass `keep_unlisted=True` to release every unlisted column unchanged"
         )
 
 
@@ -138,9 +161,36 @@ class RepeatedLeafError(HierarchyError):
 
 
 REPEATED_LEAF_FIX = (
-    "keep one line per value, or pass duplicates='last' to keep each value's last line, as ARX does"
+    "keep one line per value, or pass `duplicates='last'` to keep each value's last line, "
+    "as ARX does"
 )
 """How the library says to fix a :class:`RepeatedLeafError`."""
+
+
+class NoSolutionError(KanonymError):
+    """No transformation satisfies the privacy models within the suppression limit.
+
+    The input is valid, but the search proved that no node of the lattice (or,
+    for a local recoding, no partitioning) meets every model while suppressing
+    at most the limit's rows: a smaller ``k``, weaker models, a larger
+    suppression limit or taller hierarchies may admit one. Nothing was
+    written; the command line exits 1.
+
+    Example:
+        >>> raise NoSolutionError("no generalization satisfies the privacy models")
+        Traceback (most recent call last):
+        ...
+        kanonym.errors.NoSolutionError: no generalization satisfies the privacy models
+    """
+
+
+class SearchTimeoutError(NoSolutionError):
+    """The time limit passed before the search found any transformation satisfying the models.
+
+    Unlike its base class this proves nothing: a solution may exist, found with
+    more time (``time_limit``) or a heuristic search. Nothing was written; the
+    command line exits 1.
+    """
 
 
 class VerificationError(KanonymError):

@@ -159,28 +159,28 @@ def resolve_technique(
             else _CELL_ONLY.get(algorithm, DEFAULT_TECHNIQUE)
         )
     if not isinstance(name, str):
-        raise InputError(f"technique must be a string such as 'AG_TS', got {name!r}")
+        raise InputError(f"`technique` must be a string such as 'AG_TS', got {name!r}")
     technique = technique_for(name)
     if technique.generalization == "cell":
         if algorithm not in CELL_GENERALIZATION_ALGORITHMS:
             raise InputError(
                 f"technique {name} generalizes single cells (local recoding), which needs "
-                f"--algorithm {' or '.join(sorted(CELL_GENERALIZATION_ALGORITHMS))}"
+                + " or ".join(f"`algorithm='{a}'`" for a in sorted(CELL_GENERALIZATION_ALGORITHMS))
             )
         return technique
     if algorithm in CELL_GENERALIZATION_ALGORITHMS:
         raise InputError(
-            f"--algorithm {algorithm} is a local recoding (technique CG_, cell generalization "
+            f"`algorithm='{algorithm}'` is a local recoding (technique CG_, cell generalization "
             f"without suppression), not {name}"
         )
     if algorithm in _CELL_ONLY and not technique.cells:
         raise InputError(
-            f"--algorithm {algorithm} suppresses cells; use --technique AG_CS (its default) "
-            f"or _CS, not {name}"
+            f"`algorithm='{algorithm}'` suppresses cells; use `technique='AG_CS'` (its default) "
+            f"or `technique='_CS'`, not {name}"
         )
     if technique.cells and algorithm not in CELL_SUPPRESSION_ALGORITHMS:
         raise InputError(
-            f"technique {name} cannot run with --algorithm {algorithm}: with cell "
+            f"technique {name} cannot run with `algorithm='{algorithm}'`: with cell "
             "suppression a node that satisfies the models can have a generalization that "
             "does not (fewer than k outlier rows must join released rows), and "
             f"{algorithm} prunes by assuming it cannot; use one of "
@@ -189,13 +189,13 @@ def resolve_technique(
     if limits_suppression and not technique.suppresses_rows:
         raise InputError(
             f"technique {name} suppresses nothing: every row is released whole, so "
-            "--max-suppression and --max-suppressed-rows do not apply"
+            "`max_suppression` and `max_suppressed_rows` do not apply"
             if technique.suppression == "none"
             else f"technique {name} blanks whole attributes, never rows, so "
-            "--max-suppression and --max-suppressed-rows do not apply"
+            "`max_suppression` and `max_suppressed_rows` do not apply"
         )
     if bounds_levels and technique.generalization == "none":
         raise InputError(
-            f"technique {name} does not generalize, so --min-level and --max-level do not apply"
+            f"technique {name} does not generalize, so `min_levels` and `max_levels` do not apply"
         )
     return technique

@@ -43,14 +43,14 @@ def test_issue10_p14_link_refuses_a_generalized_release_without_hierarchies(
     error = raised.value
     assert isinstance(error, InputError)
     assert set(error.columns) == {"birth_date", "zip"}  # sex was released raw
-    assert "hierarchies={'birth_date': ..., 'zip': ...}" in str(error)
+    assert "quasi_identifiers={'birth_date': ..., 'zip': ...}" in str(error)
     assert any(label.endswith("**") for label in error.columns["zip"])
     # With the hierarchies, the attack runs and every identity matches its class.
     summary = kanonym.link(
         release,
         voters,
         on=["birth_date", "sex", "zip"],
-        hierarchies={"birth_date": "date", "zip": "mask"},
+        quasi_identifiers={"birth_date": "date", "zip": "mask"},
         k=5,
     )
     assert summary.zero_matches < summary.identities and summary.below_k == 0
@@ -91,6 +91,6 @@ def test_issue10_p14_link_command_exits_2(
     err = capsys.readouterr().err
     # One line naming the command line's flag, not the Python parameter.
     assert err.count("\n") == 1 and "looks generalized" in err and "add --qi " in err
-    assert "hierarchies=" not in err
+    assert "quasi_identifiers=" not in err
     on_qi = ["--on", "birth_date", "sex", "zip", "--qi", "birth_date=date", "zip=mask"]
     assert main([*args, *on_qi]) == 0

@@ -96,7 +96,7 @@ def test_sue_hides_among_two_after_2_anonymization() -> None:
         MEDICAL, quasi_identifiers=_hierarchies(), sensitive=["disease"], k=2, seed=3
     )
     linked = {k: v for k, v in _hierarchies().items() if k != "race"}
-    s = kanonym.link(result.table, VOTERS, ON, hierarchies=linked)
+    s = kanonym.link(result.table, VOTERS, ON, quasi_identifiers=linked)
     (matches,) = s.distribution
     assert matches >= 2 and s.unique_matches == 0 and s.below_k == 0
 
@@ -114,7 +114,7 @@ def test_sue_in_the_slides_2_anonymous_table() -> None:
         released,
         VOTERS,
         ["zip", "dob", "sex"],
-        hierarchies={"zip": zip_hierarchy(), "dob": _dob_hierarchy(), "sex": "suppress"},
+        quasi_identifiers={"zip": zip_hierarchy(), "dob": _dob_hierarchy(), "sex": "suppress"},
     )
     # The voter list has no race: all seven women born in 1964 match.
     assert dict(s.distribution) == {7: 1} and s.below_k == 0
@@ -133,7 +133,7 @@ def test_suppressed_cells_match_anything_and_missing_matches_itself() -> None:
 def test_value_absent_from_the_hierarchy_is_an_error() -> None:
     voters = VOTERS.with_columns(pl.lit("94199").alias("zip"))
     with pytest.raises(HierarchyError, match=r"column 'zip': value '94199' is not in hierarchy"):
-        kanonym.link(MEDICAL, voters, ON, hierarchies={"zip": zip_hierarchy()})
+        kanonym.link(MEDICAL, voters, ON, quasi_identifiers={"zip": zip_hierarchy()})
 
 
 @pytest.mark.parametrize(
@@ -150,7 +150,7 @@ def test_value_absent_from_the_hierarchy_is_an_error() -> None:
 )
 def test_bad_requests(on, hierarchies, k: int, needle: str) -> None:
     with pytest.raises(InputError, match=needle):
-        kanonym.link(MEDICAL, VOTERS, on, hierarchies=hierarchies, k=k)
+        kanonym.link(MEDICAL, VOTERS, on, quasi_identifiers=hierarchies, k=k)
 
 
 def _matches(value: str | None, cell: str | None, hierarchy: Hierarchy | None) -> bool:
@@ -217,7 +217,7 @@ def test_k_anonymous_release_leaves_no_identity_below_k(problem, data: st.DataOb
     result = kanonym.anonymize(
         table, quasi_identifiers=hs, k=k, max_suppressed_rows=max_sup, seed=0
     )
-    s = kanonym.link(result.table, table, list(hs), hierarchies=hs, k=k)
+    s = kanonym.link(result.table, table, list(hs), quasi_identifiers=hs, k=k)
     assert s.below_k == 0
     # Only suppressed people can go unmatched: their own row is gone.
     assert s.zero_matches <= result.suppressed_rows

@@ -93,7 +93,7 @@ def test_minimal_lists_every_k_minimal_generalization(files: Path) -> None:
     [
         (["--algorithm", "minimal", "--metric", "dm"], "applies only to optimal"),
         (["--policy", "min-suppression"], "applies only to minimal"),
-        (["--time-limit", "0"], "time limit"),
+        (["--time-limit", "0"], "--time-limit must be a number of seconds > 0"),
     ],
 )
 def test_policy_and_metric_do_not_mix(files: Path, capsys, extra, needle) -> None:

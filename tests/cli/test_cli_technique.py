@@ -113,11 +113,11 @@ def test_apply_reruns_cell_suppression_on_a_new_batch(folder: Path, capsys) -> N
         [
             "apply",
             str(folder / "batch.csv"),
-            "--report",
+            "--from-report",
             str(folder / "report.json"),
             "--output",
             str(folder / "applied.csv"),
-            "--new-report",
+            "--report",
             str(folder / "applied.json"),
             "--seed",
             "1",

@@ -402,8 +402,8 @@ def test_issue10_p14_apply_prints_the_metric_anonymize_printed(
     assert main(argv) == 0
     printed = capsys.readouterr().out
     loss = printed.split("loss ")[1].split()[0]
-    argv = ["apply", str(folder / "patients.csv"), "--report", str(report)]
-    argv += ["--output", str(folder / "b.csv"), "--new-report", str(folder / "b.json")]
+    argv = ["apply", str(folder / "patients.csv"), "--from-report", str(report)]
+    argv += ["--output", str(folder / "b.csv"), "--report", str(folder / "b.json")]
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert f"loss {loss}" in out and "precision" not in out

@@ -174,8 +174,8 @@ def test_issue15_p8_hierarchy_duplicates_last_on_the_command_line(
     batch = tmp_path / "batch.csv"
     pl.read_csv(tmp_path / "t.csv", infer_schema=False).write_csv(batch)
     applied = [
-        "apply", str(batch), "--report", str(tmp_path / "out.json"),
-        "--output", str(tmp_path / "applied.csv"), "--new-report", str(tmp_path / "a.json"),
+        "apply", str(batch), "--from-report", str(tmp_path / "out.json"),
+        "--output", str(tmp_path / "applied.csv"), "--report", str(tmp_path / "a.json"),
         "--quiet",
     ]  # fmt: skip
     assert main(applied) == 0, capsys.readouterr().err
@@ -218,5 +218,5 @@ def test_issue15_p8_the_api_passes_the_option_through(tmp_path: Path) -> None:
     assert load_arx(age, duplicates="last").repeated_leaves == hierarchy.repeated_leaves
     (tmp_path / "plain").mkdir()
     assert load_arx(_age_file(tmp_path / "plain", repeated=False)).repeated_leaves == ()
-    with pytest.raises(HierarchyError, match="pass duplicates='last'"):
+    with pytest.raises(HierarchyError, match="pass `duplicates='last'`"):
         AnonymizationConfig(quasi_identifiers={"age": age}, k=2)

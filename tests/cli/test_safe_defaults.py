@@ -154,7 +154,7 @@ def test_issue10_p1_apply_keeps_the_roles_and_refuses_a_new_column(folder: Path,
         "--quiet",
     )
     assert main(fit) == 0
-    apply = ["apply", "--report", str(folder / "out.json"), "--quiet"]
+    apply = ["apply", "--from-report", str(folder / "out.json"), "--quiet"]
     assert main([*apply, str(folder / "patients.csv"), "--output", str(folder / "b.csv")]) == 0
     batch = (folder / "patients.csv").read_text().splitlines()
     (folder / "batch.csv").write_text(
@@ -250,10 +250,10 @@ def test_issue10_p2_ledger_and_apply_destinations(folder: Path, capsys) -> None:
     )
     assert main(fit) == 0
     before = _files(folder)
-    apply = ["apply", "--report", str(folder / "out.json"), str(folder / "patients.csv")]
+    apply = ["apply", "--from-report", str(folder / "out.json"), str(folder / "patients.csv")]
     _bad_input([*apply, "--output", str(folder / "patients.csv")], capsys, "is the input table")
     _bad_input(
-        [*apply, "--output", str(folder / "b.csv"), "--new-report", str(folder / "out.json")],
+        [*apply, "--output", str(folder / "b.csv"), "--report", str(folder / "out.json")],
         capsys,
         "is the report",
     )

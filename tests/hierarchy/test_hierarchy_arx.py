@@ -105,7 +105,7 @@ def test_same_leaf_with_different_rows_is_two_parents(tmp_path: Path) -> None:
         load_arx(path)
     assert str(caught.value) == (
         f"hierarchy {path}: level 0 value '94' has two parents at level 1: '[1,94]' and "
-        "'[90,94]' (lines 1 and 3); keep one line per value, or pass duplicates='last' to keep "
+        "'[90,94]' (lines 1 and 3); keep one line per value, or pass `duplicates='last'` to keep "
         "each value's last line, as ARX does"
     )
 

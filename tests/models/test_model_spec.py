@@ -14,8 +14,10 @@ from kanonym.models import (
     EntropyLDiversity,
     EqualDistanceTCloseness,
     HierarchicalDistanceTCloseness,
+    KAnonymity,
     OrderedDistanceTCloseness,
     RecursiveCLDiversity,
+    model_spec,
     parse_model,
 )
 
@@ -96,3 +98,30 @@ def test_ordered_distance_takes_the_order_of_a_given_hierarchy() -> None:
 def test_a_spec_must_be_a_string() -> None:
     with pytest.raises(InputError, match="must be a string"):
         parse_model(3)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "l-diversity:distinct:3:disease",
+        "l-diversity:entropy:2.5:disease",
+        "l-diversity:entropy:5:disease",
+        "l-diversity:recursive:3:2:disease",
+        "t-closeness:equal:0.2:disease",
+        "t-closeness:ordered:1e-05:salary",
+        "t-closeness:hierarchical:0.2:disease",
+        "beta-likeness:basic:1:disease",
+        "beta-likeness:enhanced:0.75:disease",
+        "delta-disclosure:1.5:a:b",
+    ],
+)
+def test_model_spec_writes_what_parse_model_reads(spec: str) -> None:
+    model = parse_model(spec, sensitive_hierarchies={"disease": DISEASE})
+    assert model_spec(model) == spec
+    assert parse_model(model_spec(model), sensitive_hierarchies={"disease": DISEASE}) == model
+
+
+def test_model_spec_is_none_where_no_spec_expresses_the_model() -> None:
+    ordered = OrderedDistanceTCloseness(attribute="grade", t=0.2, order=("low", "high"))
+    assert model_spec(ordered) is None
+    assert model_spec(KAnonymity(k=2)) is None

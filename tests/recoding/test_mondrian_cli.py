@@ -114,7 +114,7 @@ def test_apply_refuses_a_mondrian_report(folder: Path, capsys) -> None:
     code = main(
         [
             "apply",
-            "--report",
+            "--from-report",
             str(folder / "report.json"),
             str(folder / "pt.csv"),
             "--output",

@@ -106,6 +106,6 @@ def test_the_whole_table_must_satisfy_the_models() -> None:
             frame,
             quasi_identifiers={"x": "interval:5"},
             k=1,
-            models=["l-diversity:distinct:3:s"],
+            models=[kanonym.DistinctLDiversity(attribute="s", l=3)],
             algorithm="mondrian",
         )

@@ -48,7 +48,7 @@ def _assert_applied(
 ) -> None:
     """The release is k-anonymous and is the batch at exactly ``transformation``."""
     assert result.transformation == dict(transformation)
-    assert kanonym.check(result.table, list(hierarchies), k).k_anonymous
+    assert kanonym.check(result.table, list(hierarchies), k=k).k_anonymous
     # Each released row is an input row generalized at the recorded levels, and
     # only the suppressed rows are missing.
     expected = _generalized_rows(batch, hierarchies, transformation)
@@ -119,8 +119,8 @@ def test_api_releases_the_second_half_at_the_recorded_levels(adult: Path) -> Non
 
 def test_cli_writes_the_release_and_a_new_report(adult: Path, tmp_path: Path, capsys) -> None:
     out, new = tmp_path / "second-out.csv", tmp_path / "second.report.json"
-    args = ["apply", "--report", str(adult / "first.report.json"), str(adult / "second.csv")]
-    assert main([*args, "--output", str(out), "--new-report", str(new), "--seed", "7"]) == 0
+    args = ["apply", "--from-report", str(adult / "first.report.json"), str(adult / "second.csv")]
+    assert main([*args, "--output", str(out), "--report", str(new), "--seed", "7"]) == 0
     assert "applied [" in capsys.readouterr().out
     assert out.read_bytes().startswith(b"sex;age;race;")  # the input's delimiter is kept
     document = json.loads(new.read_text())
@@ -129,7 +129,7 @@ def test_cli_writes_the_release_and_a_new_report(adult: Path, tmp_path: Path, ca
     assert document["transformation"] == _report(adult)["transformation"]
     # The new report is itself a recipe: applying it again gives the same release.
     again = tmp_path / "again.csv"
-    args = ["apply", "--report", str(new), str(adult / "second.csv"), "--output", str(again)]
+    args = ["apply", "--from-report", str(new), str(adult / "second.csv"), "--output", str(again)]
     assert main([*args, "--seed", "7", "--quiet"]) == 0
     assert capsys.readouterr().out == ""
     assert again.read_bytes() == out.read_bytes()
@@ -137,7 +137,7 @@ def test_cli_writes_the_release_and_a_new_report(adult: Path, tmp_path: Path, ca
 
 def test_cli_writes_an_html_report_of_the_applied_release(adult: Path, tmp_path: Path) -> None:
     out, page = tmp_path / "second-out.csv", tmp_path / "second.html"
-    args = ["apply", "--report", str(adult / "first.report.json"), str(adult / "second.csv")]
+    args = ["apply", "--from-report", str(adult / "first.report.json"), str(adult / "second.csv")]
     assert main([*args, "--output", str(out), "--report-html", str(page), "--quiet"]) == 0
     html = page.read_text(encoding="utf-8")
     assert "No lattice search made this release" in html
@@ -146,7 +146,12 @@ def test_cli_writes_an_html_report_of_the_applied_release(adult: Path, tmp_path:
 
 def test_same_seed_gives_the_same_bytes(adult: Path, tmp_path: Path) -> None:
     def run(name: str, seed: str) -> bytes:
-        args = ["apply", "--report", str(adult / "first.report.json"), str(adult / "second.csv")]
+        args = [
+            "apply",
+            "--from-report",
+            str(adult / "first.report.json"),
+            str(adult / "second.csv"),
+        ]
         assert main([*args, "--output", str(tmp_path / name), "--seed", seed, "--quiet"]) == 0
         return (tmp_path / name).read_bytes()
 
@@ -181,10 +186,10 @@ def test_relative_sources_are_read_from_the_report_folder(
 
 
 def test_parquet_output(adult: Path, tmp_path: Path) -> None:
-    args = ["apply", "--report", str(adult / "first.report.json"), str(adult / "second.csv")]
+    args = ["apply", "--from-report", str(adult / "first.report.json"), str(adult / "second.csv")]
     assert main([*args, "--output", str(tmp_path / "out.parquet"), "--quiet"]) == 0
     released = pl.read_parquet(tmp_path / "out.parquet")
-    assert kanonym.check(released, list(_adult_hierarchies(adult)), K).k_anonymous
+    assert kanonym.check(released, list(_adult_hierarchies(adult)), k=K).k_anonymous
 
 
 def _expect_exit(args: list[str], capsys, status: int, needle: str, *unwritten: Path) -> None:
@@ -202,8 +207,8 @@ def test_levels_no_longer_suffice(adult: Path, tmp_path: Path, capsys) -> None:
     small = tmp_path / "small.csv"
     pl.read_csv(adult / "second.csv", separator=";", infer_schema=False).head(200).write_csv(small)
     out, new = tmp_path / "out.csv", tmp_path / "new.json"
-    args = ["apply", "--report", str(adult / "first.report.json"), str(small)]
-    args += ["--output", str(out), "--new-report", str(new)]
+    args = ["apply", "--from-report", str(adult / "first.report.json"), str(small)]
+    args += ["--output", str(out), "--report", str(new)]
     _expect_exit(args, capsys, 1, "but the limit is 8", out, new)
     with pytest.raises(StaleTransformationError) as raised:
         apply_transformation(small, adult / "first.report.json")
@@ -215,7 +220,12 @@ def test_value_absent_from_a_hierarchy_file(adult: Path, tmp_path: Path, capsys)
     batch = batch.with_columns(pl.col("native-country").replace("Cuba", "Atlantis"))
     batch.write_csv(tmp_path / "atlantis.csv")
     out = tmp_path / "out.csv"
-    args = ["apply", "--report", str(adult / "first.report.json"), str(tmp_path / "atlantis.csv")]
+    args = [
+        "apply",
+        "--from-report",
+        str(adult / "first.report.json"),
+        str(tmp_path / "atlantis.csv"),
+    ]
     _expect_exit([*args, "--output", str(out)], capsys, 2, "'Atlantis'", out)
 
 
@@ -223,7 +233,12 @@ def test_missing_column(adult: Path, tmp_path: Path, capsys) -> None:
     batch = pl.read_csv(adult / "second.csv", separator=";", infer_schema=False)
     batch.drop("salary-class").write_csv(tmp_path / "narrow.csv")
     out = tmp_path / "out.csv"
-    args = ["apply", "--report", str(adult / "first.report.json"), str(tmp_path / "narrow.csv")]
+    args = [
+        "apply",
+        "--from-report",
+        str(adult / "first.report.json"),
+        str(tmp_path / "narrow.csv"),
+    ]
     _expect_exit([*args, "--output", str(out)], capsys, 2, "'salary-class' not found", out)
 
 
@@ -265,7 +280,7 @@ def test_malformed_report(adult: Path, tmp_path: Path, capsys, key, value, needl
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(_edit(_report(adult), key, value)))
     out = tmp_path / "out.csv"
-    args = ["apply", "--report", str(bad), str(adult / "second.csv"), "--output", str(out)]
+    args = ["apply", "--from-report", str(bad), str(adult / "second.csv"), "--output", str(out)]
     assert main(args) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith(f"kanonym: error: {bad}: ")
@@ -288,13 +303,13 @@ def test_report_that_is_not_a_json_object(
     bad = tmp_path / "bad.json"
     bad.write_bytes(content)
     out = tmp_path / "out.csv"
-    args = ["apply", "--report", str(bad), str(adult / "second.csv"), "--output", str(out)]
+    args = ["apply", "--from-report", str(bad), str(adult / "second.csv"), "--output", str(out)]
     _expect_exit(args, capsys, 2, needle, out)
 
 
 def test_report_file_not_found(adult: Path, tmp_path: Path, capsys) -> None:
     out = tmp_path / "out.csv"
-    args = ["apply", "--report", str(tmp_path / "none.json"), str(adult / "second.csv")]
+    args = ["apply", "--from-report", str(tmp_path / "none.json"), str(adult / "second.csv")]
     _expect_exit([*args, "--output", str(out)], capsys, 2, "report file not found", out)
 
 
@@ -365,7 +380,7 @@ def test_builders_through_the_cli(tmp_path: Path, capsys) -> None:
         b"c,57,02131,flu\r\nd,58,02135,flu\r\n"
     )
     out = tmp_path / "out.csv"
-    args = ["apply", "--report", str(tmp_path / "fit.json"), str(batch), "--output", str(out)]
+    args = ["apply", "--from-report", str(tmp_path / "fit.json"), str(batch), "--output", str(out)]
     assert main([*args, "--seed", "1", "--quiet"]) == 0
     text = out.read_bytes().decode()
     assert text.startswith("age,zip,disease\r\n")  # CRLF kept, name dropped

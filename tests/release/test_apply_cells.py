@@ -60,7 +60,7 @@ def test_the_recorded_levels_with_cells_chosen_on_the_batch(report) -> None:
     applied = result.report()
     assert applied["technique"] == "AG_CS" and applied["applied_from"] == "<Mapping>"
     assert result.table.height == 6 and result.suppressed_rows == 0
-    assert kanonym.check(result.table, ["race", "zip"], 2).k_anonymous
+    assert kanonym.check(result.table, ["race", "zip"], k=2).k_anonymous
     # (white, 9413*) and (asian, 9414*) pass; the lone black and asian 9413* rows
     # lose their race.
     assert applied["suppressed_cells"]["rows"] == 2

@@ -11,6 +11,7 @@ import pytest
 import kanonym
 from kanonym.cli import main
 from kanonym.datasets import adult_hierarchies, load_adult
+from kanonym.models import parse_model
 
 # ARX 3.9.2's unit tests on adult with occupation sensitive and the other eight
 # attributes as quasi-identifiers (../shared/anchors/arx.md): levels, suppressed
@@ -70,7 +71,7 @@ def test_arx_l_diversity_and_t_closeness(
         table,
         quasi_identifiers=hierarchies,
         k=k,
-        models=[model],
+        models=[parse_model(model)],
         metric=metric,
         max_suppression=fraction,
         seed=1,
@@ -90,11 +91,11 @@ def test_released_classes_are_distinct_l_diverse(adult) -> None:
         table,
         quasi_identifiers=hierarchies,
         k=3,
-        models=["l-diversity:distinct:3:occupation"],
+        models=[kanonym.DistinctLDiversity(attribute="occupation", l=3)],
         max_suppression=0.04,
         seed=2,
     )
-    measured = kanonym.check(result.table, list(hierarchies), 3, sensitive=["occupation"])
+    measured = kanonym.check(result.table, list(hierarchies), k=3, sensitive=["occupation"])
     assert measured.as_dict()["sensitive"]["occupation"]["l_distinct"] >= 3
 
 
@@ -138,7 +139,11 @@ def test_homogeneity_example_passes_after_enforcement() -> None:
     before = kanonym.disclosure(plain.table, list(qi), ["disease"]).attributes["disease"]
     assert before.homogeneous_classes > 0  # the homogeneity attack works on plain k
     enforced = kanonym.anonymize(
-        table, quasi_identifiers=qi, k=2, models=["l-diversity:distinct:2:disease"], seed=1
+        table,
+        quasi_identifiers=qi,
+        k=2,
+        models=[kanonym.DistinctLDiversity(attribute="disease", l=2)],
+        seed=1,
     )
     after = kanonym.disclosure(enforced.table, list(qi), ["disease"]).attributes["disease"]
     assert after.homogeneous_classes == 0
@@ -155,7 +160,7 @@ def test_non_monotone_model_with_minimal_is_rejected(adult) -> None:
             table,
             quasi_identifiers=hierarchies,
             k=2,
-            models=["t-closeness:equal:0.2:occupation"],
+            models=[kanonym.EqualDistanceTCloseness(attribute="occupation", t=0.2)],
             algorithm="minimal",
             max_suppression=0.04,
         )
@@ -165,7 +170,10 @@ def test_model_on_a_quasi_identifier_is_rejected(adult) -> None:
     table, hierarchies = adult
     with pytest.raises(kanonym.InputError, match="both"):
         kanonym.anonymize(
-            table, quasi_identifiers=hierarchies, k=2, models=["l-diversity:distinct:2:sex"]
+            table,
+            quasi_identifiers=hierarchies,
+            k=2,
+            models=[kanonym.DistinctLDiversity(attribute="sex", l=2)],
         )
 
 
@@ -215,7 +223,7 @@ def test_cli_model_flag_toml_and_apply(tmp_path: Path) -> None:
     status = main(
         [
             "apply",
-            "--report",
+            "--from-report",
             str(tmp_path / "r.json"),
             str(tmp_path / "batch.csv"),
             "--output",

@@ -135,7 +135,7 @@ def test_missing_values_form_their_own_class() -> None:
     [
         ({"quasi_identifiers": {"nope": "suppress"}}, "column 'nope' not found"),
         ({"k": 10}, "larger than the table"),
-        ({"k": 0}, "k must be"),
+        ({"k": 0}, "`k` must be"),
         ({"max_suppression": 0.1, "max_suppressed_rows": 1}, "mutually exclusive"),
         ({"identifying": ["race"]}, "both"),
         ({"algorithm": "magic"}, "unknown algorithm"),
@@ -143,7 +143,7 @@ def test_missing_values_form_their_own_class() -> None:
         ({"metric": "best"}, "unknown metric"),
         ({"policy": "min-suppression"}, "applies only to minimal"),
         ({"metric": "dm", "algorithm": "samarati"}, "applies only to optimal"),
-        ({"time_limit": -1.0}, "time limit"),
+        ({"time_limit": -1.0}, "`time_limit` must be a number of seconds"),
     ],
 )
 def test_bad_options_are_input_errors(samarati, options, message) -> None:
@@ -208,7 +208,7 @@ def test_weights_steer_the_optimum(samarati) -> None:
     [
         ({"weights": {"age": 1.0}}, "not a quasi-identifier"),
         ({"weights": {"zip": -1.0}}, "weight of 'zip'"),
-        ({"min_levels": {"zip": 2}, "max_levels": {"zip": 1}}, "above its max-level"),
+        ({"min_levels": {"zip": 2}, "max_levels": {"zip": 1}}, "above its `max_levels` 1"),
         ({"max_levels": {"zip": 5}}, "above the height"),
         ({"min_levels": {"race": 1.5}}, "whole number"),
     ],

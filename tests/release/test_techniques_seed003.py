@@ -203,7 +203,9 @@ def test_h_cell_suppression_alone_blanks_fewer_cells_than_the_paper() -> None:
     )
     assert (paper_cells, result.report()["suppressed_cells"]["total"]) == (14, 12)
     # The paper's table is a valid 2-anonymous _CS release all the same.
-    assert kanonym.check(pl.DataFrame(paper, schema=COLUMNS, orient="row"), COLUMNS, 2).k_anonymous
+    assert kanonym.check(
+        pl.DataFrame(paper, schema=COLUMNS, orient="row"), COLUMNS, k=2
+    ).k_anonymous
 
 
 def test_ts_without_generalization_keeps_only_repeated_rows(samarati) -> None:

@@ -88,7 +88,7 @@ def test_sweeneys_gap_is_closed_by_the_completion() -> None:
     cells = result.report()["suppressed_cells"]
     assert cells["by_phase"]["combinations"] == 0
     assert cells["by_phase"]["completion"] == cells["total"] > 0
-    assert kanonym.check(result.table, list(hs), 2).k_anonymous
+    assert kanonym.check(result.table, list(hs), k=2).k_anonymous
 
 
 def test_without_room_to_suppress_it_generalizes_until_k_anonymous() -> None:
@@ -111,4 +111,4 @@ def test_runs_on_a_lattice_too_large_to_search_exactly() -> None:
     )
     assert result.report()["proven_optimal"] is False
     assert result.report()["suppressed_cells"]["rows"] <= 20
-    assert kanonym.check(result.table, list(specs), 2).k_anonymous
+    assert kanonym.check(result.table, list(specs), k=2).k_anonymous

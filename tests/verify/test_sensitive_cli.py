@@ -102,7 +102,7 @@ def test_text_output_has_a_line_per_sensitive_column(
     ("extra", "message"),
     [
         (["--sensitive", "Illness"], "column 'Illness' not found"),
-        (["--sensitive", "Race"], "column 'Race' is both quasi-identifier and sensitive"),
+        (["--sensitive", "Race"], "column 'Race' is in both --qi and --sensitive"),
         (["--sensitive", "Disease", "Disease"], "a column is named twice"),
     ],
 )
@@ -115,14 +115,14 @@ def test_bad_sensitive_columns_exit_2(
 
 def test_python_api_returns_the_measures_with_the_old_fields() -> None:
     table = pl.read_csv(SEED_003_CSV.encode(), infer_schema=False)
-    summary = kanonym.check(table, QI, 2, sensitive=["Disease"])
+    summary = kanonym.check(table, QI, k=2, sensitive=["Disease"])
     assert isinstance(summary, CheckSummary) and isinstance(summary, ClassSizeSummary)
     assert (summary.k_anonymous, summary.smallest_class, summary.rows_below_k) == (True, 2, 0)
     assert summary.sensitive["Disease"].l_distinct == 1
-    assert kanonym.check(table, QI, 2).sensitive == {}
+    assert kanonym.check(table, QI, k=2).sensitive == {}
 
 
 def test_python_api_rejects_a_bare_string() -> None:
     table = pl.read_csv(SEED_003_CSV.encode(), infer_schema=False)
     with pytest.raises(InputError, match="got the string 'Disease'"):
-        kanonym.check(table, QI, 2, sensitive="Disease")
+        kanonym.check(table, QI, k=2, sensitive="Disease")

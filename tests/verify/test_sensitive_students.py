@@ -132,7 +132,7 @@ REFERENCE: dict[str, Callable[[tuple[tuple[str, ...], ...]], object]] = {
 
 @cache
 def measured(path: Path) -> dict[str, object]:
-    summary = kanonym.check(path, QI, 5, sensitive=["Score"])
+    summary = kanonym.check(path, QI, k=5, sensitive=["Score"])
     return summary.sensitive["Score"].as_dict()
 
 
@@ -173,7 +173,7 @@ PYCANON = {
 def test_agreement_with_pycanon(path: Path) -> None:
     k, alpha, l, entropy_l, _, beta, _, delta, t = PYCANON[path]  # noqa: E741
     ours = measured(path)
-    assert kanonym.check(path, QI, 5).smallest_class == k
+    assert kanonym.check(path, QI, k=5).smallest_class == k
     assert ours["alpha_k"] == [alpha, k]
     assert ours["l_distinct"] == l
     assert math.floor(ours["l_entropy"]) == entropy_l  # pycanon truncates exp(entropy)

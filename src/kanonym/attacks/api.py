@@ -3,6 +3,8 @@
 Each takes CSV/Parquet paths or Polars/pandas DataFrames (read as
 :func:`kanonym.io.load` reads them), and returns a frozen summary with
 ``as_dict()`` (the ``--json`` object of the matching command) and ``text()``.
+Plain column lists are ``columns``; ``quasi_identifiers`` always maps a column
+to its hierarchy, as in :func:`kanonym.anonymize`; ``k`` is keyword-only.
 
 Example (Samarati 2008's voter Sue J. Doe is re-identified in the raw table):
     >>> import polars as pl
@@ -20,7 +22,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import polars as pl
 
@@ -38,12 +39,10 @@ from kanonym.attacks.scan import QiScan, scan_quasi_identifiers
 from kanonym.errors import InputError, echo
 from kanonym.hierarchy import Hierarchy, HierarchyBuilder, parse_hierarchy, resolve
 from kanonym.io import Table, load
-
-if TYPE_CHECKING:
-    import pandas
+from kanonym.options import TableLike
 
 
-def _load(data: str | Path | pl.DataFrame | pandas.DataFrame, delimiter: str | None) -> Table:
+def _load(data: TableLike, delimiter: str | None) -> Table:
     # The delimiter is for files; a DataFrame alongside a CSV file ignores it.
     return load(data, delimiter=delimiter if isinstance(data, str | Path) else None)
 
@@ -63,15 +62,17 @@ def _columns(names: Sequence[str], what: str) -> tuple[str, ...]:
 
 
 def risk(
-    data: str | Path | pl.DataFrame | pandas.DataFrame,
-    quasi_identifiers: Sequence[str],
+    data: TableLike,
+    columns: Sequence[str],
     *,
-    population: str | Path | pl.DataFrame | pandas.DataFrame | None = None,
+    population: TableLike | None = None,
     population_size: int | None = None,
     threshold: float = DEFAULT_THRESHOLD,
     delimiter: str | None = None,
 ) -> RiskSummary:
-    """Re-identification risk of ``data`` on ``quasi_identifiers`` (``kanonym risk``).
+    """Re-identification risk of ``data`` grouped on ``columns`` (``kanonym risk``).
+
+    ``columns`` are the quasi-identifiers' column names, compared as they are.
 
     Sample uniqueness, class sizes, prosecutor and marketer risk always;
     journalist risk and the exact population uniqueness with a ``population``
@@ -84,7 +85,7 @@ def risk(
             (0, 1], both ``population`` and ``population_size``, a population
             smaller than the table or not containing it.
     """
-    qis = _columns(quasi_identifiers, "risk: quasi-identifiers")
+    qis = _columns(columns, "`columns`")
     table = _load(data, delimiter)
     table.require(qis)
     frame = None
@@ -105,7 +106,7 @@ def risk(
 
 
 def qi_scan(
-    data: str | Path | pl.DataFrame | pandas.DataFrame,
+    data: TableLike,
     columns: Sequence[str] | None = None,
     *,
     max_size: int = DEFAULT_MAX_SIZE,
@@ -125,9 +126,7 @@ def qi_scan(
             time limit that is not positive or a uniqueness outside (0, 1].
     """
     table = _load(data, delimiter)
-    candidates = (
-        tuple(table.frame.columns) if columns is None else _columns(columns, "qi-scan: columns")
-    )
+    candidates = tuple(table.frame.columns) if columns is None else _columns(columns, "`columns`")
     table.require(candidates)
     return scan_quasi_identifiers(
         table.frame,
@@ -140,7 +139,7 @@ def qi_scan(
 
 def _pairs(on: Sequence[str | tuple[str, str]]) -> list[tuple[str, str]]:
     if isinstance(on, str):
-        raise InputError(f"link: on must be a list of columns, got the string {echo(on)}")
+        raise InputError(f"`on` must be a list of columns, got the string {echo(on)}")
     pairs = []
     for item in on:
         if isinstance(item, str):
@@ -149,17 +148,17 @@ def _pairs(on: Sequence[str | tuple[str, str]]) -> list[tuple[str, str]]:
             pairs.append((item[0], item[1]))
         else:
             raise InputError(
-                f"link: {echo(item)} is neither a column nor an (external, release) pair of columns"
+                f"`on`: {echo(item)} is neither a column nor an (external, release) pair of columns"
             )
     return pairs
 
 
 def link(
-    release: str | Path | pl.DataFrame | pandas.DataFrame,
-    external: str | Path | pl.DataFrame | pandas.DataFrame,
+    release: TableLike,
+    external: TableLike,
     on: Sequence[str | tuple[str, str]],
     *,
-    hierarchies: Mapping[str, Hierarchy | HierarchyBuilder | str | Path] | None = None,
+    quasi_identifiers: Mapping[str, Hierarchy | HierarchyBuilder | str | Path] | None = None,
     k: int = DEFAULT_K,
     delimiter: str | None = None,
     check_generalized: bool = True,
@@ -167,8 +166,8 @@ def link(
     """Link every row of ``external`` to ``release`` and count its matches (``kanonym link``).
 
     ``on`` lists the compared columns: a name present in both tables, or an
-    ``(external column, release column)`` pair. ``hierarchies`` maps a release
-    column to the hierarchy its values were generalized with (an object, a
+    ``(external column, release column)`` pair. ``quasi_identifiers`` maps a
+    release column to the hierarchy its values were generalized with (an object, a
     builder or a spec as in ``anonymize``); builders are built from the
     external column's values. A compared column given no hierarchy must hold
     raw values: one that looks generalized (``30-39``, ``021**``, labels the
@@ -179,13 +178,13 @@ def link(
     Raises:
         InputError: a missing or repeated column, an empty external table, k < 1.
         GeneralizedReleaseError: a compared column without a hierarchy looks
-            generalized; its message asks for ``hierarchies``.
+            generalized; its message asks for ``quasi_identifiers``.
         HierarchyError: an external value absent from its column's hierarchy.
     """
     pairs = _pairs(on)
     release_table = _load(release, delimiter)
     external_table = _load(external, delimiter)
-    hierarchies = hierarchies or {}
+    hierarchies = quasi_identifiers or {}
     check_pairs(
         release_table.frame,
         external_table.frame,
@@ -218,8 +217,8 @@ def link(
 
 
 def disclosure(
-    data: str | Path | pl.DataFrame | pandas.DataFrame,
-    quasi_identifiers: Sequence[str],
+    data: TableLike,
+    columns: Sequence[str],
     sensitive: Sequence[str],
     *,
     dominance: float = DEFAULT_DOMINANCE,
@@ -228,6 +227,9 @@ def disclosure(
 ) -> DisclosureSummary:
     """Homogeneous and dominated classes per sensitive attribute (``kanonym disclosure``).
 
+    The classes group the rows on ``columns`` (the quasi-identifiers' names),
+    compared as they are.
+
     See :mod:`kanonym.attacks.attribute`; ``limit`` bounds the classes listed
     per attribute (the counts always cover them all).
 
@@ -235,8 +237,8 @@ def disclosure(
         InputError: a missing column, an empty table, a column both
             quasi-identifier and sensitive, a dominance outside [0, 1).
     """
-    qis = _columns(quasi_identifiers, "disclosure: quasi-identifiers")
-    names = _columns(sensitive, "disclosure: sensitive")
+    qis = _columns(columns, "`columns`")
+    names = _columns(sensitive, "`sensitive`")
     table = _load(data, delimiter)
     table.require([*qis, *names])
     return DisclosureSummary(

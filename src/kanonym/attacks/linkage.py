@@ -119,7 +119,7 @@ class GeneralizedReleaseError(InputError):
             f"{source}: the release looks generalized and no hierarchy was given for it "
             f"({held}); generalized values match no raw value of the external table, so "
             "every identity would match nothing. Give the hierarchies the release was made "
-            f"with: hierarchies={{{wanted}}} (any hierarchy spec anonymize takes)"
+            f"with: quasi_identifiers={{{wanted}}} (any hierarchy spec anonymize takes)"
         )
 
 
@@ -384,7 +384,7 @@ def check_pairs(
     """Raise InputError unless every pair names existing columns, each once, and
     every hierarchy belongs to a compared release column."""
     if not on:
-        raise InputError("link needs at least one pair of columns to compare (--on)")
+        raise InputError("link needs at least one pair of columns to compare (`on`)")
     for external_column, release_column in on:
         for name, frame, source in (
             (external_column, external, external_source),

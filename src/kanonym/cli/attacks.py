@@ -246,7 +246,7 @@ def _link(args: argparse.Namespace) -> int:
             args.release,
             args.external,
             on,
-            hierarchies=hierarchies,
+            quasi_identifiers=hierarchies,
             k=args.k,
             delimiter=args.delimiter,
         )

@@ -1,8 +1,12 @@
 """The ``kanonym`` command.
 
-Exit status: 0 success; 1 the table is not k-anonymous (``check``) or a
-release failed its final verification; 2 bad input, with a one-line message
-on stderr naming the file, column and value, and nothing written.
+Exit status (:data:`EXIT_STATUS`, also in ``kanonym --help``): 0 success; 1
+no safe release possible (no transformation satisfies the models within the
+limits, or none was found before the time limit), a release failed its final
+verification, or the table is not k-anonymous (``check``); 2 bad input, with a
+one-line message on stderr naming the file, column, value or option, and
+nothing written. Library messages name Python parameters; they are printed
+with this command's options (:mod:`kanonym.cli.flags`).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import Any, NoReturn
 
 from kanonym._version import __version__
 from kanonym.cli import attacks
+from kanonym.cli.flags import as_flags, renamed_hint
 from kanonym.cli.help import DELIMITER_HELP, examples
 from kanonym.cli.jobs import INPUT_HINT, job_options
 from kanonym.cli.ledger_commands import LEDGER_HANDLERS, add_ledger_commands
@@ -35,6 +40,7 @@ from kanonym.errors import (
     InputError,
     KanonymError,
     NestedColumnError,
+    NoSolutionError,
     RepeatedLeafError,
     StaleTransformationError,
     UnassignedColumnsError,
@@ -54,8 +60,20 @@ from kanonym.search import ALGORITHMS, DEFAULT_ALGORITHM, DEFAULT_POLICY, POLICI
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 EXIT_INTERRUPTED = 130
-EXIT_BROKEN_PIPE = 141  # as a shell reports a program ended by SIGPIPE
 """Ctrl-C, as shells report a process ended by SIGINT (128 + 2)."""
+EXIT_BROKEN_PIPE = 141
+"""The reader of stdout went away, as a shell reports a program ended by SIGPIPE."""
+
+EXIT_STATUS = """\
+exit status:
+  0    success
+  1    no safe release: no transformation satisfies the models within the limits
+       (or none was found before --time-limit), the release failed its final
+       verification, or apply's levels no longer suffice; check: the table is
+       not k-anonymous; link: an identity matches 1 to k-1 released rows
+  2    bad input (a one-line message names the file, column, value or option)
+  130  interrupted (Ctrl-C)"""
+"""The exit statuses, as ``kanonym --help`` ends (:mod:`kanonym.errors` maps the errors)."""
 
 
 _REQUIRED = "the following arguments are required: "
@@ -90,7 +108,7 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         if self._raising:
             raise _ParseError(message)
-        self.exit(EXIT_BAD_INPUT, f"kanonym: error: {message}\n")
+        self.exit(EXIT_BAD_INPUT, f"kanonym: error: {message}{renamed_hint(message)}\n")
 
     def parse_known_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
@@ -200,7 +218,11 @@ def _fits(action: argparse.Action, token: str) -> bool:
 
 
 def _build_parser() -> _Parser:
-    parser = _Parser(prog="kanonym", description="Verified k-anonymous releases of tables.")
+    parser = _Parser(
+        prog="kanonym",
+        description="Verified k-anonymous releases of tables.",
+        epilog=EXIT_STATUS,
+    )
     parser.add_argument("--version", action="version", version=f"kanonym {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
@@ -417,19 +439,22 @@ def _build_parser() -> _Parser:
         "apply",
         help="release a new batch exactly as a report's release (same levels)",
         epilog=examples(
-            "kanonym apply march.csv --report release.json --output march-release.csv",
-            "kanonym apply march.csv --report release.json --output march-release.csv \\\n"
-            "      --new-report march-release.json",
+            "kanonym apply march.csv --from-report release.json --output march-release.csv",
+            "kanonym apply march.csv --from-report release.json --output march-release.csv \\\n"
+            "      --report march-release.json",
         ),
     )
     reapply.add_argument("input", help="CSV or Parquet file with the report's columns")
     reapply.add_argument(
-        "--report", required=True, help="report JSON of the release whose generalization to apply"
+        "--from-report",
+        required=True,
+        metavar="REPORT.json",
+        help="report JSON of the release whose generalization to apply",
     )
     reapply.add_argument("--output", required=True, help="release file (.csv or .parquet)")
     reapply.add_argument("--delimiter", metavar="D", help=DELIMITER_HELP)
     reapply.add_argument("--seed", type=int, help="seed of the row shuffle (default: from the OS)")
-    reapply.add_argument("--new-report", help="report JSON file for this release")
+    reapply.add_argument("--report", help="report JSON file for this release")
     reapply.add_argument(
         "--report-html", metavar="REPORT.html", help="HTML report of this release (matplotlib)"
     )
@@ -496,7 +521,9 @@ def _anonymize(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     _require_flat(args.input, args.sensitive)
-    summary = check(args.input, args.qi, args.k, sensitive=args.sensitive, delimiter=args.delimiter)
+    summary = check(
+        args.input, args.qi, k=args.k, sensitive=args.sensitive, delimiter=args.delimiter
+    )
     if args.json:
         print(json.dumps(summary.as_dict()))
     else:
@@ -525,10 +552,10 @@ def _apply(args: argparse.Namespace) -> int:
     check_destinations(
         {
             "--output": args.output,
-            "--new-report": args.new_report,
+            "--report": args.report,
             "--report-html": args.report_html,
         },
-        {"input table": args.input, "report": args.report},
+        {"input table": args.input, "report": args.from_report},
     )
     if args.report_html is not None:
         _require_matplotlib()  # before any work, not after it
@@ -537,7 +564,7 @@ def _apply(args: argparse.Namespace) -> int:
 
         result = apply_transformation(
             args.input,
-            args.report,
+            args.from_report,
             seed=args.seed,
             delimiter=args.delimiter,
             hierarchy_duplicates=args.hierarchy_duplicates,
@@ -547,7 +574,7 @@ def _apply(args: argparse.Namespace) -> int:
         message = " ".join(str(error).split())
         print(f"kanonym: apply: {message}; nothing written", file=sys.stderr)
         return EXIT_FAILED
-    result.write(args.output, report=args.new_report, report_html=args.report_html)
+    result.write(args.output, report=args.report, report_html=args.report_html)
     print_warnings(result)
     if not args.quiet:
         applied = result.transformation or {}
@@ -555,11 +582,11 @@ def _apply(args: argparse.Namespace) -> int:
         # The metric the report's search minimized, as anonymize printed it.
         metric = result.config.metric or DEFAULT_METRIC
         print(
-            f"applied [{levels}] from {args.report}: released {result.table.height} of "
+            f"applied [{levels}] from {args.from_report}: released {result.table.height} of "
             f"{result.input_rows} rows ({result.suppressed_rows} suppressed, limit "
             f"{result.max_suppressed_rows}); {metric} {result.metrics[metric]:.6g}, "
             f"{result.metrics['equivalence_classes']} classes; "
-            f"wrote {written(args.output, args.new_report, args.report_html)}"
+            f"wrote {written(args.output, args.report, args.report_html)}"
         )
     return EXIT_OK
 
@@ -754,10 +781,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return handlers[args.command](args)
     except VerificationError as error:
-        print(
-            f"kanonym: verification failed, nothing written: {bounded(str(error))}",
-            file=sys.stderr,
-        )
+        message = as_flags(str(error), args.command)
+        print(f"kanonym: verification failed, nothing written: {bounded(message)}", file=sys.stderr)
+        return EXIT_FAILED
+    except NoSolutionError as error:
+        # Valid input that no release satisfies: not bad input, but nothing to publish.
+        message = " ".join(as_flags(str(error), args.command).split())
+        print(f"kanonym: no release: {bounded(message)}; nothing written", file=sys.stderr)
         return EXIT_FAILED
     except UnassignedColumnsError as error:
         print(f"kanonym: error: {bounded(unassigned_message(error))}", file=sys.stderr)
@@ -766,7 +796,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"kanonym: error: {nested_message(error, args.command)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KanonymError as error:
-        message = " ".join((flag_message(error, args) or str(error)).split())
+        worded = flag_message(error, args) or as_flags(str(error), args.command)
+        message = " ".join(worded.split())
         print(f"kanonym: error: {bounded(message)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except MemoryError:

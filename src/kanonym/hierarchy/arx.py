@@ -65,7 +65,7 @@ def load_arx(
             f"{error.strerror or type(error).__name__}"
         ) from error
     if duplicates not in DUPLICATES:
-        raise ValueError(f"duplicates must be 'error' or 'last', got {echo(duplicates)}")
+        raise ValueError(f"`duplicates` must be 'error' or 'last', got {echo(duplicates)}")
     numbered = _parse_rows(_decode(raw), file, delimiter)
     # Each leaf's lines, in the order the leaves first appear.
     lines_of: dict[str | None, list[tuple[int, Row]]] = {}

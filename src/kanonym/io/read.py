@@ -92,7 +92,7 @@ def read_table(path: str | Path, *, delimiter: str | None = None) -> Table:
     sha256 = hashlib.sha256(raw).hexdigest()
     if raw.startswith(_PARQUET_MAGIC) or format_for(path) == "parquet":
         if delimiter is not None:
-            raise InputError(f"{source}: a delimiter applies to CSV input only; this is Parquet")
+            raise InputError(f"{source}: `delimiter` applies to CSV input only; this is Parquet")
         return Table(frame=_read_parquet(raw, source), source=source, dialect=None, sha256=sha256)
     _refuse_documents(raw, source)
     if raw.startswith(_GZIP_MAGIC):
@@ -165,7 +165,7 @@ def load(data: str | Path | pl.DataFrame | pd.DataFrame, *, delimiter: str | Non
     if isinstance(data, str | Path):
         return read_table(data, delimiter=delimiter)
     if delimiter is not None:
-        raise InputError(f"{_DATAFRAME_SOURCE}: a delimiter applies to CSV input only")
+        raise InputError(f"{_DATAFRAME_SOURCE}: `delimiter` applies to CSV input only")
     return from_dataframe(data)
 
 
@@ -197,13 +197,13 @@ def _check_delimiter(delimiter: str, source: str) -> None:
     if len(delimiter) != 1:
         names = ", ".join(DELIMITER_NAMES)
         raise InputError(
-            f"{source}: delimiter {echo(delimiter)} must be one character or one of the names "
+            f"{source}: `delimiter` {echo(delimiter)} must be one character or one of the names "
             f"{names}"
         )
     # Polars splits on a single byte, and quotes, line breaks and NUL have their own roles.
     if not delimiter.isascii() or delimiter in '"\r\n\x00':
         raise InputError(
-            f"{source}: delimiter {echo(delimiter)} must be an ASCII character"
+            f"{source}: `delimiter` {echo(delimiter)} must be an ASCII character"
             " other than a quote, a line break or NUL"
         )
 

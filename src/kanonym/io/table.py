@@ -109,7 +109,7 @@ class Table:
             used = self.dialect.delimiter
             message = (
                 f"{where}; with delimiter {used!r} the header is one column, {_cut(names[0])}, "
-                f"but the file looks {hint!r}-separated: give delimiter {hint!r}"
+                f"but the file looks {hint!r}-separated: give `delimiter={hint!r}`"
             )
             return ColumnNotFoundError(
                 message, source=self.source, column=column, columns=names, delimiter=hint

@@ -2,8 +2,9 @@
 
 k-anonymity judges class sizes; the other models judge the distribution of one
 sensitive attribute in each class (:mod:`kanonym.models.distribution` holds the
-measures they threshold) and are named by one text grammar,
-:func:`parse_model`.
+measures they threshold). The API takes the model objects; the command line
+and job files name them by one text grammar, read by :func:`parse_model` and
+written back by :func:`model_spec`.
 """
 
 from kanonym.models.base import ClassStatistics, PrivacyModel
@@ -17,7 +18,7 @@ from kanonym.models.hierarchical_t_closeness import HierarchicalDistanceTClosene
 from kanonym.models.k_anonymity import KAnonymity, required_k
 from kanonym.models.ordered_t_closeness import OrderedDistanceTCloseness
 from kanonym.models.recursive_l_diversity import RecursiveCLDiversity
-from kanonym.models.spec import parse_model
+from kanonym.models.spec import model_spec, parse_model
 
 __all__ = [
     "BasicBetaLikeness",
@@ -32,6 +33,7 @@ __all__ = [
     "OrderedDistanceTCloseness",
     "PrivacyModel",
     "RecursiveCLDiversity",
+    "model_spec",
     "parse_model",
     "required_k",
 ]

@@ -19,9 +19,15 @@ for the attribute (``--sensitive ATTR=HIERARCHY``), in the order of its leaves.
 ATTR is everything after the last parameter, so it may hold colons. Numbers
 are plain decimals (``3``, ``0.2``, ``1e-3``).
 
+Specs are the command line's and the job file's form; the Python API takes the
+model objects. :func:`model_spec` writes a model back as its spec (the report
+records them so that ``kanonym apply`` can enforce them again).
+
 Example:
     >>> parse_model("l-diversity:recursive:3:2:disease").describe()
     {'model': 'recursive-c-l-diversity', 'attribute': 'disease', 'c': 3.0, 'l': 2}
+    >>> model_spec(RecursiveCLDiversity(attribute="disease", c=3, l=2))
+    'l-diversity:recursive:3:2:disease'
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ import difflib
 import re
 from collections.abc import Mapping
 
-from kanonym.errors import InputError, clip, echo
+from kanonym.errors import InputError, echo
 from kanonym.hierarchy import Hierarchy
 from kanonym.models.base import PrivacyModel
 from kanonym.models.basic_beta_likeness import BasicBetaLikeness
@@ -120,8 +126,8 @@ def _parse(spec: str, hierarchies: Mapping[str, Hierarchy]) -> PrivacyModel:
         if distance == "hierarchical":
             if attribute not in hierarchies:
                 raise InputError(
-                    f"hierarchical distance needs a hierarchy of {echo(attribute)} "
-                    f"(--sensitive {clip(attribute)}=HIERARCHY)"
+                    f"hierarchical distance needs a hierarchy of {echo(attribute)}, "
+                    "given in `sensitive_hierarchies`"
                 )
             return HierarchicalDistanceTCloseness(
                 attribute=attribute, t=_decimal(t, "T"), hierarchy=hierarchies[attribute]
@@ -148,6 +154,49 @@ def _parse(spec: str, hierarchies: Mapping[str, Hierarchy]) -> PrivacyModel:
     raise InputError(
         f"unknown model {echo(family)}{_did_you_mean(family, FAMILIES)}; the forms are {GRAMMAR}"
     )
+
+
+def model_spec(model: PrivacyModel) -> str | None:
+    """The spec :func:`parse_model` reads back as ``model``, or None if the grammar lacks one.
+
+    Hierarchical t-closeness's spec names no hierarchy: the caller records
+    it apart (the report's ``sensitive_hierarchies``). None is returned for a
+    model class of the caller's own and for ordered t-closeness with an
+    explicit order, which no spec expresses (read back, it would rank the
+    values numerically).
+
+    Example:
+        >>> model_spec(EntropyLDiversity(attribute="disease", l=2.5))
+        'l-diversity:entropy:2.5:disease'
+        >>> model_spec(OrderedDistanceTCloseness(attribute="salary", t=0.2, order=("lo", "hi")))
+    """
+    if isinstance(model, DistinctLDiversity):
+        return f"l-diversity:distinct:{model.l}:{model.attribute}"
+    if isinstance(model, EntropyLDiversity):
+        return f"l-diversity:entropy:{_number(model.l)}:{model.attribute}"
+    if isinstance(model, RecursiveCLDiversity):
+        return f"l-diversity:recursive:{_number(model.c)}:{model.l}:{model.attribute}"
+    if isinstance(model, EqualDistanceTCloseness):
+        return f"t-closeness:equal:{_number(model.t)}:{model.attribute}"
+    if isinstance(model, OrderedDistanceTCloseness):
+        if model.order is not None:
+            return None
+        return f"t-closeness:ordered:{_number(model.t)}:{model.attribute}"
+    if isinstance(model, HierarchicalDistanceTCloseness):
+        return f"t-closeness:hierarchical:{_number(model.t)}:{model.attribute}"
+    if isinstance(model, BasicBetaLikeness):
+        return f"beta-likeness:basic:{_number(model.beta)}:{model.attribute}"
+    if isinstance(model, EnhancedBetaLikeness):
+        return f"beta-likeness:enhanced:{_number(model.beta)}:{model.attribute}"
+    if isinstance(model, DeltaDisclosurePrivacy):
+        return f"delta-disclosure:{_number(model.delta)}:{model.attribute}"
+    return None
+
+
+def _number(value: float) -> str:
+    """A parameter as a spec writes it: whole plainly (``5``), otherwise exactly (``repr``)."""
+    number = float(value)
+    return str(int(number)) if number.is_integer() and abs(number) < 2**53 else repr(number)
 
 
 def _did_you_mean(word: str, choices: tuple[str, ...]) -> str:

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING
 
 from kanonym.attacks import RiskSummary
 from kanonym.errors import InputError
+from kanonym.models import model_spec
 from kanonym.report.content import (
     MAX_BARS,
     MISSING,
@@ -372,7 +373,8 @@ class _Page:
             "columns named in no role": "released unchanged (keep unlisted)"
             if config.keep_unlisted
             else "refused",
-            "model specs": "; ".join(config.models) or "none beyond k-anonymity",
+            "model specs": "; ".join(model_spec(m) or m.name for m in config.models)
+            or "none beyond k-anonymity",
             "sensitive hierarchies": ", ".join(
                 f"{name}: {h.name}" for name, h in result.sensitive_hierarchies.items()
             )

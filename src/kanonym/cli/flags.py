@@ -1,0 +1,94 @@
+"""The one place where a library message's Python parameters become command-line options.
+
+The library names its parameters between backquotes (`` `max_suppression` ``,
+`` `algorithm='greedy'` ``, see :mod:`kanonym.errors`), so that a Python caller
+is told what to pass; :func:`as_flags` rewrites them as the option of the
+command that ran (``--max-suppression``, ``--algorithm greedy``). A parameter
+is its option with ``-`` for ``_`` unless :data:`FLAGS` or the command's entry
+in :data:`COMMAND_FLAGS` says otherwise.
+
+Example:
+    >>> as_flags("`max_suppression` must be in [0, 1]; or use `algorithm='greedy'`", "anonymize")
+    '--max-suppression must be in [0, 1]; or use --algorithm greedy'
+    >>> as_flags("`columns`: name at least one column", "check")
+    '--qi: name at least one column'
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+FLAGS: Mapping[str, str] = {
+    "quasi_identifiers": "--qi",
+    "models": "--model",
+    "weights": "--weight",
+    "min_levels": "--min-level",
+    "max_levels": "--max-level",
+    "duplicates": "--hierarchy-duplicates",
+}
+"""Parameter -> option, where the option is not the parameter with ``-`` for ``_``."""
+
+COMMAND_FLAGS: Mapping[str, Mapping[str, str]] = {
+    # check, risk and disclosure take plain column names after --qi.
+    "check": {"columns": "--qi"},
+    "risk": {"columns": "--qi"},
+    "disclosure": {"columns": "--qi"},
+    # apply_transformation(data, report): the report read is --from-report.
+    "apply": {"report": "--from-report"},
+}
+"""Command -> its own parameter -> option entries, which take precedence over :data:`FLAGS`."""
+
+_PARAMETER = re.compile(r"`([a-z][a-z0-9_]*)(?:=('[^'`]*'|\"[^\"`]*\"|[^`]*))?`")
+
+
+def flag(parameter: str, command: str | None = None) -> str:
+    """The option of ``command`` that sets ``parameter``.
+
+    Example:
+        >>> flag("time_limit"), flag("min_levels"), flag("report", "apply")
+        ('--time-limit', '--min-level', '--from-report')
+    """
+    own = COMMAND_FLAGS.get(command or "", {})
+    return own.get(parameter) or FLAGS.get(parameter) or "--" + parameter.replace("_", "-")
+
+
+def as_flags(message: str, command: str | None = None) -> str:
+    """``message`` with each backquoted parameter written as ``command``'s option.
+
+    `` `name=value` `` becomes ``--name value`` (quotes dropped), `` `name=True` ``
+    the switch alone, and `` `name=False` `` or `` `name=None` `` "no ``--name``".
+    """
+
+    def option(match: re.Match[str]) -> str:
+        name, value = match.group(1), match.group(2)
+        written = flag(name, command)
+        if value is None or value == "True":
+            return written
+        if value in ("False", "None"):
+            return f"no {written}"
+        if value[:1] in "'\"" and value[-1:] == value[:1] and len(value) > 1:
+            value = value[1:-1]
+        return f"{written} {value}"
+
+    return _PARAMETER.sub(option, message)
+
+
+RENAMED: Mapping[str, str] = {
+    "--new-report": "apply's --new-report is now --report; the report it applies is --from-report",
+    "--from-report": "apply reads the report to apply with --from-report (formerly --report)",
+}
+"""A renamed option -> the hint added to a usage error that names it (0.x renames)."""
+
+
+def renamed_hint(message: str) -> str:
+    """``"; <hint>"`` for the first renamed option a usage error names, or ``""``.
+
+    Example:
+        >>> renamed_hint("unrecognized arguments: --new-report r.json")
+        "; apply's --new-report is now --report; the report it applies is --from-report"
+    """
+    for option, hint in RENAMED.items():
+        if re.search(rf"{re.escape(option)}\b", message):
+            return f"; {hint}"
+    return ""

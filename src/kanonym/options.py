@@ -1,0 +1,59 @@
+"""The names the public API accepts, as types a type checker can hold a caller to.
+
+Each alias lists the names of one kind of option, so that mypy or pyright
+rejects ``algorithm="optimla"`` before the program runs; the library checks the
+same names at run time (an :class:`~kanonym.errors.InputError` naming the
+parameter). The runtime tables they mirror are :data:`kanonym.search.ALGORITHMS`
+with :data:`kanonym.recoding.RECODINGS` (algorithms),
+:data:`kanonym.metrics.METRICS`, :data:`kanonym.search.POLICIES` and
+:data:`kanonym.technique.TECHNIQUES`; a test keeps each alias equal to its table.
+
+Example:
+    >>> from typing import get_args
+    >>> get_args(PolicyName)
+    ('min-absolute-distance', 'min-relative-distance', 'max-distribution', 'min-suppression')
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, TypeAlias
+
+import polars as pl
+
+if TYPE_CHECKING:
+    import pandas
+
+AlgorithmName: TypeAlias = Literal[
+    "optimal",
+    "incognito",
+    "minimal",
+    "samarati",
+    "datafly",
+    "greedy",
+    "mu-argus",
+    "mondrian",
+    "mondrian-relaxed",
+]
+"""A search (full-domain generalization, :mod:`kanonym.search`) or a local recoding
+(:mod:`kanonym.recoding`)."""
+
+MetricName: TypeAlias = Literal["dm-star", "dm", "entropy", "loss", "precision", "aecs", "height"]
+"""A utility metric minimized by ``optimal`` and ``incognito`` (:mod:`kanonym.metrics`)."""
+
+PolicyName: TypeAlias = Literal[
+    "min-absolute-distance", "min-relative-distance", "max-distribution", "min-suppression"
+]
+"""A preference policy ranking the solutions of ``minimal`` and ``samarati``
+(:mod:`kanonym.search.policies`)."""
+
+TechniqueName: TypeAlias = Literal[
+    "AG_TS", "AG_AS", "AG_CS", "AG_", "CG_CS", "CG_", "_TS", "_AS", "_CS"
+]
+"""One of Samarati's technique classes that kanonym runs (:mod:`kanonym.technique`)."""
+
+TableLike: TypeAlias = "str | Path | pl.DataFrame | pandas.DataFrame"
+"""A table: a CSV (plain or gzip) or Parquet path, or a Polars or pandas DataFrame
+(read by :func:`kanonym.io.load`)."""
+
+__all__ = ["AlgorithmName", "MetricName", "PolicyName", "TableLike", "TechniqueName"]
