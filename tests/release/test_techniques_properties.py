@@ -128,8 +128,8 @@ def test_every_release_is_protected_and_only_generalized_or_blanked(
 
 @pytest.mark.xfail(
     strict=True,
-    reason="kanonym's cell conversion (transform/cells.py) is a heuristic: it does not take "
-    "rows from a passing class, so _CS refuses although a conversion exists",
+    reason="the cell conversion (kanonym.evaluation.cell_choice) is a heuristic: it does not "
+    "take rows from a passing class, so _CS refuses although a conversion exists",
 )
 def test_cell_suppression_refuses_only_without_a_conversion() -> None:
     # Three q00 rows and one q01 row, k = 2, two rows may be touched: blanking q01
