@@ -33,6 +33,11 @@ lint: $(VENV)/.dev
 typecheck: $(VENV)/.dev
 	$(BIN)/mypy
 
+# The layering rules (pyproject.toml, [tool.importlinter]): no cycles, verify apart, engines
+# below the search.
+imports: $(VENV)/.dev
+	$(BIN)/lint-imports
+
 unit: $(VENV)/.dev
 	$(BIN)/python -m pytest
 
