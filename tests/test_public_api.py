@@ -130,6 +130,6 @@ def test_anonymize_takes_model_objects_and_refuses_specs() -> None:
 
 
 def test_k_is_keyword_only_in_every_public_function() -> None:
-    for function in (kanonym.anonymize, kanonym.check, kanonym.link):
+    for function in (kanonym.anonymize, kanonym.check, kanonym.link, kanonym.audit):
         parameter = inspect.signature(function).parameters["k"]
         assert parameter.kind is inspect.Parameter.KEYWORD_ONLY, function.__name__

@@ -157,7 +157,7 @@ def test_ancestor_pairs_of_an_arx_style_self_mapping() -> None:
     ("releases", "qi", "k", "needle"),
     [
         ([seed.GT1], None, 2, "at least two releases"),
-        ([seed.GT1, seed.GT3], None, 0, "k must be"),
+        ([seed.GT1, seed.GT3], None, 0, "`k` must be"),
         ([seed.GT1, seed.GT3], {"Age": "suppress"}, 2, "'Age' is in none of the releases"),
     ],
 )

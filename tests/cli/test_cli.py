@@ -216,8 +216,8 @@ def test_check_exit_codes(files: Path, capsys) -> None:
     assert main(["check", str(files / "pt.csv"), "--qi", "race", "zip", "--k", "2", "--json"]) == 1
     summary = json.loads(capsys.readouterr().out)
     assert summary == {
-        "k": 1,
-        "requested_k": 2,
+        "smallest_class": 1,
+        "k": 2,
         "rows": 9,
         "classes": 7,
         "rows_below_k": 6,

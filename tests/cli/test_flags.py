@@ -143,3 +143,41 @@ def test_a_model_spec_with_a_builder_hierarchy_is_read_at_the_edge(folder: Path)
         "t.csv", quasi_identifiers={"zip": "mask"}, k=2, models=[model], seed=1
     )
     assert result.table.equals(pl.read_csv(folder / "o.csv", infer_schema=False))
+
+
+def test_no_solution_exits_1_naming_no_option_as_bad(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["anonymize", "t.csv", "--qi", "zip=mask", "--k", "2", "--sensitive", "salary"]
+    argv += ["--model", "l-diversity:distinct:5:salary", "--output", "o.csv"]
+    assert main(argv) == 1
+    assert _error(capsys) == (
+        "kanonym: no release: no generalization satisfies the privacy models within the "
+        "suppression limit; nothing written\n"
+    )
+    with pytest.raises(kanonym.NoSolutionError) as caught:
+        kanonym.anonymize(
+            TABLE,
+            quasi_identifiers={"zip": "mask"},
+            k=2,
+            models=[kanonym.DistinctLDiversity(attribute="salary", l=5)],
+        )
+    assert not isinstance(caught.value, kanonym.InputError)
+    assert not (folder / "o.csv").exists()
+
+
+def test_a_timeout_with_nothing_found_exits_1_naming_the_option(
+    folder: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kanonym.release import pipeline
+
+    def timed_out(*args: object, **kwargs: object) -> None:
+        raise kanonym.SearchTimeoutError("nothing found; give more `time_limit`")
+
+    monkeypatch.setattr(pipeline, "run_search", timed_out)
+    argv = ["anonymize", "t.csv", "--qi", "zip=mask", "--k", "2", "--insensitive", "salary"]
+    assert main([*argv, "--time-limit", "1", "--output", "o.csv"]) == 1
+    assert (
+        _error(capsys)
+        == "kanonym: no release: nothing found; give more --time-limit; nothing written\n"
+    )

@@ -190,7 +190,7 @@ def test_replay_must_reproduce_its_release(setting: Setting) -> None:
     setting.release(setting.pt, "out1", key="id", seed=1)
     with pytest.raises(InputError, match="does not reproduce release 1"):
         setting.release(setting.pt, "out2", replay=1, k=3)
-    with pytest.raises(InputError, match="re-uses seed 1; --seed 2 contradicts it"):
+    with pytest.raises(InputError, match="re-uses seed 1; `seed=2` contradicts it"):
         setting.release(setting.pt, "out2", replay=1, seed=2)
     with pytest.raises(InputError, match="release 1 is of another source"):
         setting.release(setting.pt_t1, "out2", replay=1, key="other")
@@ -305,15 +305,15 @@ def test_without_the_ledger_the_temporal_attack_is_flagged(setting: Setting) -> 
 
 def test_based_on_needs_a_keyed_release_and_consistent_options(setting: Setting) -> None:
     setting.release(setting.pt, "out1", seed=1)
-    with pytest.raises(InputError, match="made without --key"):
+    with pytest.raises(InputError, match="made without `key`"):
         setting.release(setting.pt_t1, "out2", based_on=1, key="id")
     setting.release(setting.pt_t1, "out2", key="id", seed=2)
     with pytest.raises(InputError, match="identifies records by 'id', not 'Problem'"):
         setting.release(setting.pt_t1, "out3", based_on=2, key="Problem")
-    with pytest.raises(InputError, match="--based-on 7: no such release"):
+    with pytest.raises(InputError, match="`based_on=7`: no such release"):
         setting.release(setting.pt_t1, "out3", based_on=7)
     config = setting.config(max_levels={"Race": 0})
-    with pytest.raises(InputError, match="max-level 0 of 'Race' is below level 1"):
+    with pytest.raises(InputError, match="`max_levels` 0 of 'Race' is below level 1"):
         setting.ledger.release(setting.pt_t1, config, output=setting.folder / "o.csv", based_on=2)
 
 

@@ -171,12 +171,12 @@ def test_based_on_starts_the_search_at_the_levels_the_base_published() -> None:
 
 def test_based_on_refuses_a_max_level_below_the_base() -> None:
     base = entry(1, key="id", transformation={"zip": 2})
-    with pytest.raises(InputError, match=r"max-level 1 of 'zip' is below level 2"):
+    with pytest.raises(InputError, match=r"`max_levels` 1 of 'zip' is below level 2"):
         plan(config(max_levels={"zip": 1}), same=[base], key="id", base=base, last_id=1)
 
 
 def test_based_on_needs_the_base_key() -> None:
-    with pytest.raises(InputError, match="made without --key"):
+    with pytest.raises(InputError, match="made without `key`"):
         plan(config(), same=[entry(1)], key="id", base=entry(1), last_id=1)
     with pytest.raises(InputError, match="identifies records by 'id', not 'None'"):
         plan(config(), same=[entry(1, key="id")], base=entry(1, key="id"), last_id=1)
@@ -217,7 +217,7 @@ def test_a_seed_used_for_the_source_is_refused_unless_replayed() -> None:
         policy.choose_seed(7, [first], None)
     assert policy.choose_seed(8, [first], None) == 8
     assert policy.choose_seed(None, [first], first) == 7
-    with pytest.raises(InputError, match="--seed 8 contradicts it"):
+    with pytest.raises(InputError, match="`seed=8` contradicts it"):
         policy.choose_seed(8, [first], first)
 
 

@@ -140,10 +140,6 @@ def test_apply_refuses_a_mondrian_report(folder: Path, capsys) -> None:
         (["--numeric", "name"], "numeric: 'name' is not a quasi-identifier"),
         (["--numeric", "zip", "--categorical", "zip"], "'zip' is named both"),
         (["--k", "10"], "k=10 is larger than the table"),
-        (
-            ["--sensitive", "disease", "--model", "l-diversity:distinct:4:disease"],
-            "whole table as one class fails distinct-l-diversity",
-        ),
         (["--sensitive", "nothere"], "column 'nothere' not found"),
     ],
 )
@@ -153,6 +149,16 @@ def test_bad_input_exits_2_and_writes_nothing(
     assert main(_args(folder, *extra)) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+    assert not (folder / "out.csv").exists() and not (folder / "report.json").exists()
+
+
+def test_no_local_recoding_exits_1_and_writes_nothing(folder: Path, capsys) -> None:
+    # Valid input that no release satisfies: not bad input (2), no safe release (1).
+    extra = ["--sensitive", "disease", "--model", "l-diversity:distinct:4:disease"]
+    assert main(_args(folder, *extra)) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("kanonym: no release: the whole table as one class fails distinct-l")
+    assert err.endswith("; nothing written\n") and err.count("\n") == 1
     assert not (folder / "out.csv").exists() and not (folder / "report.json").exists()
 
 

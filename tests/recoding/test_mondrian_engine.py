@@ -101,7 +101,7 @@ def test_registry_and_api_names() -> None:
 
 def test_the_whole_table_must_satisfy_the_models() -> None:
     frame = pl.DataFrame({"x": ["1", "2", "3"], "s": ["a", "a", "b"]})
-    with pytest.raises(kanonym.InputError, match="whole table as one class fails"):
+    with pytest.raises(kanonym.NoSolutionError, match="whole table as one class fails"):
         kanonym.anonymize(
             frame,
             quasi_identifiers={"x": "interval:5"},

@@ -61,12 +61,12 @@ def test_every_release_is_protected_and_only_generalized_or_blanked(
             algorithm=algorithm,
             seed=0,
         )
-    except kanonym.InputError as error:
+    except (kanonym.InputError, kanonym.NoSolutionError) as error:
         if k > n:
             event("refused: k above the rows")
             assert "larger than" in str(error)
             return
-        assert "no generalization satisfies" in str(error), str(error)
+        assert isinstance(error, kanonym.NoSolutionError), str(error)
         # Refused only when brute force finds no node of the technique's lattice either.
         found = oracle.satisfying_nodes(
             table,

@@ -216,7 +216,7 @@ def test_ts_without_generalization_keeps_only_repeated_rows(samarati) -> None:
     assert result.transformation == {"race": 0, "zip": 0}
     assert sorted(result.table.iter_rows()) == [("asian", "94139")] * 3
     assert result.suppressed_rows == 6
-    with pytest.raises(kanonym.InputError, match="no generalization satisfies"):
+    with pytest.raises(kanonym.NoSolutionError, match="no generalization satisfies"):
         kanonym.anonymize(
             table, quasi_identifiers=hierarchies, k=2, technique="_TS", max_suppressed_rows=5
         )

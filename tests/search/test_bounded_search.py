@@ -11,7 +11,7 @@ from tests import oracle
 from tests.strategies import problems
 
 from kanonym.encode import encode
-from kanonym.errors import InputError
+from kanonym.errors import NoSolutionError
 from kanonym.evaluation import NodeEvaluator
 from kanonym.lattice import Lattice
 from kanonym.metrics import MetricContext, make_metric, score_tolerance
@@ -62,7 +62,7 @@ def test_bounded_searches_equal_brute_force_in_the_box(problem, k, max_sup) -> N
         # Refused only when the brute force of tests.oracle, too, finds no node in the box.
         levels = [range(lo, hi + 1) for lo, hi in zip(lower, upper, strict=True)]
         assert not oracle.satisfying_nodes(table, hs, k, max_sup, levels=levels)
-        with pytest.raises(InputError, match="no generalization satisfies"):
+        with pytest.raises(NoSolutionError, match="no generalization satisfies"):
             run_search(ALGORITHMS["optimal"], fresh(), metric=metric, lower=lower, upper=upper)
         return
     best = best_of(feasible, score_tolerance(metric))

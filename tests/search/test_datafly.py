@@ -12,7 +12,7 @@ from tests.strategies import huge_lattice_table, problems, search_setup
 import kanonym
 from kanonym.datasets import adult_hierarchies, load_adult
 from kanonym.encode import encode
-from kanonym.errors import InputError
+from kanonym.errors import NoSolutionError
 from kanonym.hierarchy import Hierarchy
 from kanonym.lattice import Lattice
 from kanonym.metrics import METRICS
@@ -91,7 +91,7 @@ def test_suppression_stops_the_walk_early() -> None:
 
 def test_returns_nothing_when_the_top_fails() -> None:
     _, evaluator, metric = search_setup(*_zip_sex(), k=7, max_sup=0)
-    with pytest.raises(InputError, match="no generalization satisfies"):
+    with pytest.raises(NoSolutionError, match="no generalization satisfies"):
         run_search(DataflySearch(), evaluator, metric=metric)
     assert (2, 1) in {e.node for e in evaluator.evaluated()}
 
@@ -114,11 +114,11 @@ def test_satisfies_and_is_never_better_than_optimal(metric_name, problem, k, max
     _, evaluator, metric = search_setup(table, hs, k, max_sup, metric_name)
     try:
         optimal = run_search(ALGORITHMS["optimal"], optimal_evaluator, metric=optimal_metric).best
-    except InputError:
+    except NoSolutionError:
         # k-anonymity with minimal required suppression is monotone: nothing
         # satisfies exactly when the top fails, where Datafly ends.
         assert not oracle.satisfying_nodes(table, hs, k, max_sup)
-        with pytest.raises(InputError, match="no generalization satisfies"):
+        with pytest.raises(NoSolutionError, match="no generalization satisfies"):
             run_search(DataflySearch(), evaluator, metric=metric)
         return
     best = run_search(DataflySearch(), evaluator, metric=metric).best

@@ -13,7 +13,7 @@ from tests.strategies import huge_lattice_table, problems, search_setup
 
 import kanonym
 from kanonym.encode import encode
-from kanonym.errors import InputError
+from kanonym.errors import NoSolutionError
 from kanonym.hierarchy import Hierarchy
 from kanonym.lattice import Lattice
 from kanonym.metrics import METRICS
@@ -94,7 +94,7 @@ def test_zero_steps_is_datafly() -> None:
 
 def test_returns_nothing_when_the_top_fails() -> None:
     _, evaluator, metric = search_setup(*_overshoot(), k=9, max_sup=0)
-    with pytest.raises(InputError, match="no generalization satisfies"):
+    with pytest.raises(NoSolutionError, match="no generalization satisfies"):
         run_search(GreedySearch(), evaluator, metric=metric)
 
 
@@ -136,11 +136,11 @@ def test_between_datafly_and_optimal(
     _, evaluator, metric = search_setup(table, hs, k, max_sup, metric_name)
     try:
         optimal = run_search(ALGORITHMS["optimal"], optimal_evaluator, metric=optimal_metric).best
-    except InputError:
+    except NoSolutionError:
         # Nothing satisfies exactly when the top fails (k-anonymity with
         # minimal suppression is monotone), and Datafly, greedy's start, ends there.
         assert not oracle.satisfying_nodes(table, hs, k, max_sup)
-        with pytest.raises(InputError, match="no generalization satisfies"):
+        with pytest.raises(NoSolutionError, match="no generalization satisfies"):
             run_search(GreedySearch(), evaluator, metric=metric)
         return
     datafly = run_search(DataflySearch(), datafly_evaluator, metric=datafly_metric).best
@@ -160,7 +160,7 @@ def test_unbounded_walk_ends_at_a_local_optimum(
     _, evaluator, metric = search_setup(table, hs, k, max_sup, metric_name)
     try:
         best = run_search(GreedySearch(max_steps=10**6), evaluator, metric=metric).best
-    except InputError as error:
+    except NoSolutionError as error:
         assert "no generalization satisfies" in str(error)
         assert not oracle.satisfying_nodes(table, hs, k, max_sup)
         return

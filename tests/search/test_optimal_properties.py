@@ -9,7 +9,7 @@ from tests import oracle
 from tests.strategies import problems
 
 from kanonym.encode import encode
-from kanonym.errors import InputError
+from kanonym.errors import NoSolutionError
 from kanonym.evaluation import NodeEvaluator
 from kanonym.lattice import Lattice
 from kanonym.metrics import METRICS, MetricContext, make_metric, score_tolerance
@@ -48,7 +48,7 @@ def test_optimal_equals_brute_force(algorithm, metric_name, problem, k, max_sup)
     if expected is None:
         # Refused only when the brute force of tests.oracle, too, finds no node.
         assert not oracle.satisfying_nodes(table, hs, k, max_sup)
-        with pytest.raises(InputError, match="no generalization satisfies"):
+        with pytest.raises(NoSolutionError, match="no generalization satisfies"):
             run_search(ALGORITHMS[algorithm], evaluator, metric=metric)
         return
     outcome = run_search(ALGORITHMS[algorithm], evaluator, metric=metric)

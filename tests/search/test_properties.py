@@ -17,7 +17,7 @@ from tests.strategies import problems, problems_with_k
 
 import kanonym
 from kanonym.encode import encode
-from kanonym.errors import InputError
+from kanonym.errors import NoSolutionError
 from kanonym.evaluation import NodeEvaluator
 from kanonym.lattice import Lattice
 from kanonym.models import KAnonymity
@@ -42,7 +42,7 @@ def test_minimal_equals_brute_force(problem, k, max_sup) -> None:
     expected = _minimal(oracle.satisfying_nodes(table, hs, k, max_sup))
     if not expected:
         event("refused: no node satisfies (brute force)")
-        with pytest.raises(InputError, match=NO_SOLUTION):
+        with pytest.raises(NoSolutionError, match=NO_SOLUTION):
             run_search(ALGORITHMS["minimal"], evaluator, policy="min-absolute-distance")
         return
     outcome = run_search(ALGORITHMS["minimal"], evaluator, policy="min-absolute-distance")
@@ -58,7 +58,7 @@ def test_samarati_returns_every_solution_of_the_lowest_height(problem, k, max_su
     satisfying = oracle.satisfying_nodes(table, hs, k, max_sup)
     if not satisfying:
         event("refused: no node satisfies (brute force)")
-        with pytest.raises(InputError, match=NO_SOLUTION):
+        with pytest.raises(NoSolutionError, match=NO_SOLUTION):
             run_search(ALGORITHMS["samarati"], evaluator, policy="min-absolute-distance")
         return
     lowest = min(sum(n) for n in satisfying)

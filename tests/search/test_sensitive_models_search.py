@@ -16,7 +16,7 @@ from tests import oracle
 from tests.strategies import problems
 
 from kanonym.encode import encode, encode_sensitive
-from kanonym.errors import InputError
+from kanonym.errors import InputError, NoSolutionError
 from kanonym.evaluation import NodeEvaluator
 from kanonym.lattice import Lattice
 from kanonym.metrics import MetricContext, make_metric, score_tolerance
@@ -82,7 +82,7 @@ def test_optimal_with_sensitive_models_equals_brute_force(
     if not feasible:
         # Refused only when the brute force of tests.oracle, too, finds no node.
         assert not oracle.satisfying_nodes(table, hs, 2, max_sup, models=[oracle.Model(spec)])
-        with pytest.raises(InputError, match="no generalization satisfies"):
+        with pytest.raises(NoSolutionError, match="no generalization satisfies"):
             run_search(ALGORITHMS["optimal"], evaluator, metric=metric)
         return
     expected = best_of(feasible, score_tolerance(metric))

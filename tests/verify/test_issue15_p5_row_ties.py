@@ -311,13 +311,13 @@ def test_every_unfaulted_release_is_written(problem, data) -> None:
             technique=technique,
             seed=data.draw(st.integers(0, 2**32)),
         )
-    except kanonym.InputError as error:
+    except (kanonym.InputError, kanonym.NoSolutionError) as error:
         if k > n:
             assert "larger than" in str(error)
             event("refused: k above the rows")
             return
         # Refused only when brute force finds no node of the technique's lattice either.
-        assert "no generalization satisfies" in str(error), str(error)
+        assert isinstance(error, kanonym.NoSolutionError), str(error)
         found = oracle.satisfying_nodes(
             table,
             hs,

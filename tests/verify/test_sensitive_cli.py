@@ -48,15 +48,15 @@ def test_json_has_exactly_the_documented_shape(
     status, out = run_json([*args, "--json"], capsys)
     assert status == 0
     assert list(out) == [
+        "smallest_class",
         "k",
-        "requested_k",
         "rows",
         "classes",
         "rows_below_k",
         "k_anonymous",
         "sensitive",
     ]
-    assert (out["k"], out["requested_k"], out["rows_below_k"], out["k_anonymous"]) == (
+    assert (out["smallest_class"], out["k"], out["rows_below_k"], out["k_anonymous"]) == (
         2,
         2,
         0,
@@ -82,7 +82,7 @@ def test_json_without_sensitive_columns_has_an_empty_sensitive_object(
 ) -> None:
     status, out = run_json(["check", str(medical), "--qi", *QI, "--k", "3", "--json"], capsys)
     assert status == 1  # the measures never change the exit status; k = 3 fails
-    assert out["sensitive"] == {} and out["k"] == 2
+    assert out["sensitive"] == {} and out["smallest_class"] == 2 and out["k"] == 3
 
 
 def test_text_output_has_a_line_per_sensitive_column(

@@ -207,5 +207,5 @@ def test_check_json_on_the_students_table(capsys: pytest.CaptureFixture[str]) ->
     status = main(["check", str(K5), "--qi", *QI, "--k", "5", "--sensitive", "Score", "--json"])
     printed = json.loads(capsys.readouterr().out)
     assert status == 0
-    assert printed["k"] == 5 and printed["k_anonymous"] is True
+    assert printed["smallest_class"] == 5 and printed["k"] == 5 and printed["k_anonymous"] is True
     assert printed["sensitive"]["Score"] == measured(K5)

@@ -182,8 +182,8 @@ class AuditResult:
 def audit(
     releases: Sequence[str | Path | pl.DataFrame | pandas.DataFrame],
     quasi_identifiers: Mapping[str, Hierarchy | HierarchyBuilder | str | Path],
-    k: int,
     *,
+    k: int,
     delimiter: str | None = None,
     base_dir: Path | None = None,
 ) -> AuditResult:
@@ -205,11 +205,14 @@ def audit(
         HierarchyError: a released value is not in its hierarchy at any level.
     """
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise InputError(f"k must be a whole number >= 1, got {k!r}")
+        raise InputError(f"`k` must be a whole number >= 1, got {k!r}")
     if len(releases) < 2:
         raise InputError(f"an audit links at least two releases, got {len(releases)}")
     if not quasi_identifiers:
-        raise InputError("at least one quasi-identifier (--qi COL=HIERARCHY) is required")
+        raise InputError(
+            "at least one quasi-identifier is required: `quasi_identifiers` maps each to its "
+            "hierarchy"
+        )
     qis = tuple(quasi_identifiers)
     for name in (RECORDS, CLASSES):
         if name in qis:

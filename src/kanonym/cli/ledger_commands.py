@@ -277,7 +277,9 @@ def _audit(args: argparse.Namespace) -> int:
         ]
         from kanonym.attacks.complementary import audit
 
-        result = audit(releases, hierarchies, args.k, delimiter=args.delimiter, base_dir=Path.cwd())
+        result = audit(
+            releases, hierarchies, k=args.k, delimiter=args.delimiter, base_dir=Path.cwd()
+        )
     print(json.dumps(result.as_dict()) if args.json else _audit_text(result))
     return 0 if result.k_anonymous else 1
 

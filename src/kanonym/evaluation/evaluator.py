@@ -114,7 +114,7 @@ class NodeEvaluator:
             if missing:
                 raise InputError(
                     f"model {model.name} needs sensitive attribute(s) {missing}; "
-                    "declare them with --sensitive"
+                    "declare them in `sensitive`"
                 )
         self.max_suppressed_rows = max_suppressed_rows
         self.frequency_set = frequency_set or encoded.frequency_set

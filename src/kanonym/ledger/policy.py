@@ -115,12 +115,12 @@ def releases_of_source(
     return [e for e in entries if e.id in sharing or same_source(e, source, fingerprint)]
 
 
-def lookup(entries: Mapping[int, LedgerEntry], release_id: int, flag: str) -> LedgerEntry:
-    """The release numbered ``release_id`` that ``flag`` names; InputError if there is none."""
+def lookup(entries: Mapping[int, LedgerEntry], release_id: int, parameter: str) -> LedgerEntry:
+    """The release numbered ``release_id`` that ``parameter`` names; InputError if there is none."""
     if isinstance(release_id, bool) or not isinstance(release_id, int):
-        raise InputError(f"{flag} must be a release number, got {release_id!r}")
+        raise InputError(f"`{parameter}` must be a release number, got {release_id!r}")
     if release_id not in entries:
-        raise InputError(f"{flag} {release_id}: no such release in the ledger")
+        raise InputError(f"`{parameter}={release_id}`: no such release in the ledger")
     return entries[release_id]
 
 
@@ -167,7 +167,7 @@ def plan_release(
     are the hierarchies earlier releases of it generalized columns with.
     """
     if replayed is not None and replayed not in same:
-        raise InputError(f"--replay {replayed.id}: release {replayed.id} is of another source")
+        raise InputError(f"`replay={replayed.id}`: release {replayed.id} is of another source")
     seed = choose_seed(config.seed, same, replayed)
     identifying = key_policy(table, config, key, base)
     quasi_identifiers: dict[str, HierarchyLike] = dict(config.hierarchies)
@@ -186,7 +186,7 @@ def plan_release(
             level = base.transformation[name]
             if config.max_levels.get(name, level) < level:
                 raise InputError(
-                    f"--based-on {base.id}: max-level {config.max_levels[name]} of '{name}' "
+                    f"`based_on={base.id}`: `max_levels` {config.max_levels[name]} of '{name}' "
                     f"is below level {level}, which release {base.id} published"
                 )
             min_levels[name] = max(min_levels.get(name, 0), level)
@@ -215,7 +215,7 @@ def plan_release(
                 raise InputError(
                     f"column '{name}' was published by an earlier release of this source, so it "
                     "joins the quasi-identifier (complementary release) and cannot be sensitive; "
-                    "drop it from --sensitive or use --based-on"
+                    "drop it from `sensitive` or use `based_on`"
                 )
             # The hierarchy an earlier release generalized it with, so that the
             # releases' labels nest and link; suppression if none did.
@@ -235,7 +235,7 @@ def plan_release(
             seed=seed,
         )
     except InputError as error:
-        what = f"--based-on {base.id}" if base is not None else "complementary release"
+        what = f"`based_on={base.id}`" if base is not None else "complementary release"
         raise type(error)(f"{what}: {error}") from None
     return ReleasePlan(
         config=final,
@@ -259,7 +259,7 @@ def choose_seed(
     if replayed is not None:
         if given is not None and given != replayed.seed:
             raise InputError(
-                f"--replay {replayed.id} re-uses seed {replayed.seed}; --seed {given} "
+                f"`replay={replayed.id}` re-uses seed {replayed.seed}; `seed={given}` "
                 "contradicts it"
             )
         return replayed.seed
@@ -269,7 +269,7 @@ def choose_seed(
         if given in used:
             raise InputError(
                 f"seed {given} was already used for this source by release {used[given]}; "
-                f"give another --seed, or --replay {used[given]} to re-run that release"
+                f"give another `seed`, or `replay={used[given]}` to re-run that release"
             )
         return given
     while True:
@@ -290,12 +290,12 @@ def key_policy(
     if base is not None:
         if base.key is None:
             raise InputError(
-                f"--based-on {base.id}: release {base.id} was made without --key, so what it "
+                f"`based_on={base.id}`: release {base.id} was made without `key`, so what it "
                 "published per record is unknown"
             )
         if key != base.key:
             raise InputError(
-                f"--based-on {base.id}: release {base.id} identifies records by '{base.key}', "
+                f"`based_on={base.id}`: release {base.id} identifies records by '{base.key}', "
                 f"not '{key}'"
             )
     if key is None:
@@ -491,7 +491,7 @@ def check_replay(replayed: LedgerEntry | None, release_sha256: str) -> None:
     """Refuse a replay whose release (its content fingerprint) differs from the original's."""
     if replayed is not None and release_sha256 != replayed.release_sha256:
         raise InputError(
-            f"--replay {replayed.id}: this run does not reproduce release "
+            f"`replay={replayed.id}`: this run does not reproduce release "
             f"{replayed.id} (different options or source); nothing written"
         )
 

@@ -155,8 +155,8 @@ def release_session(
     with store.source_lock((source, fingerprint)):
         entries = store.entries()
         by_id = {entry.id: entry for entry in entries}
-        replayed = None if replay is None else lookup(by_id, replay, "--replay")
-        base = None if based_on is None else lookup(by_id, based_on, "--based-on")
+        replayed = None if replay is None else lookup(by_id, replay, "replay")
+        base = None if based_on is None else lookup(by_id, based_on, "based_on")
         key = key or (base.key if base else None) or (replayed.key if replayed else None)
         columns = table.frame.columns
         hashed: pl.DataFrame | None = None

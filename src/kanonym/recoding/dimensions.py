@@ -292,7 +292,7 @@ def numeric_dimension(
             shown = "<missing>" if label is None else repr(label)
             raise InputError(
                 f"{source}: column '{attribute.name}': value {shown} is not a number, "
-                "so the column cannot be numeric (--numeric); missing values neither"
+                "so the column cannot be numeric (`numeric`); missing values neither"
             )
         exact.append(number)
     texts = [str(label) for label in labels]

@@ -98,7 +98,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kanonym.encode import EncodedTable, FrequencySet, SensitiveAttribute
-from kanonym.errors import InputError
+from kanonym.errors import InputError, NoSolutionError
 from kanonym.models import (
     BasicBetaLikeness,
     ClassStatistics,
@@ -155,7 +155,7 @@ class _Judge:
         missing = sorted(needed - available)
         if missing:
             raise InputError(
-                f"the models need sensitive attribute(s) {missing}; declare them with --sensitive"
+                f"the models need sensitive attribute(s) {missing}; declare them in `sensitive`"
             )
         self.attributes = tuple(a for a in sensitive if a.name in needed)
         self.value_counts = tuple(len(a.labels) for a in self.attributes)
@@ -623,7 +623,7 @@ def _partition(axes: tuple[Dimension, ...], judge: _Judge, relaxed: bool) -> Par
     whole = _histograms(part, 1, sensitive, counts, judge.value_counts)
     failing = judge.failing(np.array([n_rows]), whole)
     if failing:
-        raise InputError(
+        raise NoSolutionError(
             f"the whole table as one class fails {', '.join(failing)}: no local recoding "
             "satisfies the models without suppression"
         )
@@ -838,7 +838,7 @@ class Mondrian:
             if broken:
                 raise InputError(
                     f"{', '.join(broken)} may fail on a union of classes that satisfy it, "
-                    "and relaxed Mondrian's classes can be such unions; use --algorithm mondrian"
+                    "and relaxed Mondrian's classes can be such unions; use `algorithm='mondrian'`"
                 )
         judge = _Judge(models, sensitive)
         if numeric is None:

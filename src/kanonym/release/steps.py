@@ -127,7 +127,7 @@ def level_bounds(
     for name, hierarchy in hierarchies.items():
         low = config.min_levels.get(name, 0)
         high = config.max_levels.get(name, hierarchy.height)
-        for what, level in (("min-level", low), ("max-level", high)):
+        for what, level in (("`min_levels`", low), ("`max_levels`", high)):
             if level > hierarchy.height:
                 raise InputError(
                     f"{what} {level} of '{name}' is above the height {hierarchy.height} "

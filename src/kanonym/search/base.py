@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from kanonym.errors import InputError
+from kanonym.errors import InputError, NoSolutionError, SearchTimeoutError
 from kanonym.evaluation.evaluator import NodeEvaluation, NodeEvaluator
 from kanonym.lattice import Lattice
 from kanonym.metrics import UtilityMetric
@@ -249,15 +249,18 @@ def run_search(
     if algorithm.exact and lattice.size > MAX_LATTICE_SIZE:
         raise InputError(
             f"the generalization lattice has {lattice.size:,} nodes, more than the "
-            f"{MAX_LATTICE_SIZE:,} a full search handles; use --algorithm greedy or "
-            "datafly, fewer quasi-identifiers or shorter hierarchies"
+            f"{MAX_LATTICE_SIZE:,} a full search handles; use `algorithm='greedy'` or "
+            "`algorithm='datafly'`, fewer quasi-identifiers or shorter hierarchies"
         )
     evaluator.use_metric(metric)
     found = algorithm.solutions(lattice, evaluator, control)
     if not found:
         if control.timed_out:
-            raise InputError("the time limit passed before any solution was found")
-        raise InputError(
+            raise SearchTimeoutError(
+                "the time limit passed before any generalization satisfying the privacy models "
+                "was found; give more `time_limit` or a heuristic such as `algorithm='greedy'`"
+            )
+        raise NoSolutionError(
             "no generalization satisfies the privacy models within the suppression limit"
         )
     if algorithm.uses_metric:
@@ -283,9 +286,9 @@ def _require_monotone(evaluator: NodeEvaluator, algorithm: str) -> None:
         raise InputError(
             f"model(s) {', '.join(broken)} are not monotone under generalization "
             f"{'with' if suppressing else 'without'} suppression, which '{algorithm}' "
-            "assumes; use --algorithm optimal (exhaustive for such models)"
+            "assumes; use `algorithm='optimal'` (exhaustive for such models)"
         )
     raise InputError(
         f"this evaluator's acceptance is not monotone under generalization, which "
-        f"'{algorithm}' assumes; use --algorithm optimal"
+        f"'{algorithm}' assumes; use `algorithm='optimal'`"
     )

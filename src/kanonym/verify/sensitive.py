@@ -169,12 +169,12 @@ class CheckSummary(ClassSizeSummary):
         Example:
             >>> import polars as pl
             >>> measure_table(pl.DataFrame({"zip": ["1", "1"]}), ["zip"], 2).as_dict()
-            {'k': 2, 'requested_k': 2, 'rows': 2, 'classes': 1, 'rows_below_k': 0, \
+            {'smallest_class': 2, 'k': 2, 'rows': 2, 'classes': 1, 'rows_below_k': 0, \
 'k_anonymous': True, 'sensitive': {}}
         """
         return {
-            "k": self.smallest_class,
-            "requested_k": self.k,
+            "smallest_class": self.smallest_class,
+            "k": self.k,
             "rows": self.rows,
             "classes": self.classes,
             "rows_below_k": self.rows_below_k,
