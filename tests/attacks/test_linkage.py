@@ -143,7 +143,7 @@ def test_value_absent_from_the_hierarchy_is_an_error() -> None:
         (["name"], {}, 2, "column 'name' not found"),
         (["zip", ("zip", "dob")], {}, 2, "external column is compared twice"),
         (["zip"], {"dob": "suppress"}, 2, "not a compared release column"),
-        (["zip"], {}, 0, "k must be"),
+        (["zip"], {}, 0, "`k` must be"),
         ("zip", {}, 2, "got the string"),
         ([("zip",)], {}, 2, "neither a column nor"),
     ],

@@ -291,7 +291,7 @@ def link_frames(
         HierarchyError: an external value is not in its column's hierarchy.
     """
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise InputError(f"k must be a whole number >= 1, got {echo(k)}")
+        raise InputError(f"`k` must be a whole number >= 1, got {echo(k)}")
     check_pairs(
         release,
         external,
