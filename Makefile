@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint typecheck docs unit bench clean
+.PHONY: demo test lint typecheck imports docs unit bench clean
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "kanonym needs Python >= 3.11")'
@@ -46,8 +46,7 @@ unit: $(VENV)/.dev
 docs: $(VENV)/.dev
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
 
-# The import-linter contracts (pyproject.toml) join here as a lint-imports step.
-test: lint typecheck docs unit
+test: lint typecheck imports docs unit
 
 bench: $(VENV)/.dev
 	$(BIN)/python benchmarks/run.py
