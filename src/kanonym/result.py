@@ -366,7 +366,7 @@ class Result:
         return tuple(notes)
 
     def report(self) -> dict[str, object]:
-        """The release report (schema in the README, ``schema_version`` 1)."""
+        """The release report (schema: the documentation's Reports page, ``schema_version`` 1)."""
         config = self.config
         return {
             "schema_version": SCHEMA_VERSION,

@@ -36,14 +36,14 @@ def test_issue10_p10_wrong_delimiter_suggests_the_one_the_file_uses(
     table = read_table(path, delimiter=used)
     message = _error(lambda: table.require(["zip"]))
     assert message.startswith(f"{path}: column 'zip' not found")
-    assert f"looks {actual!r}-separated" in message and f"delimiter {actual!r}" in message
+    assert f"looks {actual!r}-separated" in message and f"`delimiter={actual!r}`" in message
     assert "--" not in message  # the library names parameters, not flags
 
 
 def test_issue10_p10_a_delimiter_outside_the_sniffed_ones_is_suggested(tmp_path: Path) -> None:
     path = _write(tmp_path, ":")
     table = read_table(path)
-    assert "delimiter ':'" in _error(lambda: table.require(["zip"]))
+    assert "`delimiter=':'`" in _error(lambda: table.require(["zip"]))
 
 
 def test_issue10_p10_a_missing_column_suggests_a_close_name(tmp_path: Path) -> None:

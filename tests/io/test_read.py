@@ -224,7 +224,7 @@ def test_unreadable_paths_are_input_errors(tmp_path: Path, monkeypatch: pytest.M
 @pytest.mark.parametrize("delimiter", ["", ";;", "§", '"', "\n"])
 def test_unusable_delimiter_is_an_input_error(tmp_path: Path, delimiter: str) -> None:
     path = write(tmp_path, b"a,b\n1,2\n")
-    assert f"delimiter {delimiter!r} must be" in read_error(path, delimiter=delimiter)
+    assert f"`delimiter` {delimiter!r} must be" in read_error(path, delimiter=delimiter)
 
 
 def test_delimiter_with_parquet_is_an_input_error(tmp_path: Path) -> None:
@@ -282,7 +282,7 @@ def test_load_dispatches_on_the_kind_of_input(tmp_path: Path) -> None:
     assert load(path).frame.rows() == [("1", "2")]
     assert load(str(path), delimiter=",").frame.columns == ["a;b"]
     assert load(pl.DataFrame({"a": ["x"]})).source == "<DataFrame>"
-    with pytest.raises(InputError, match="delimiter applies to CSV input only"):
+    with pytest.raises(InputError, match="`delimiter` applies to CSV input only"):
         load(pl.DataFrame({"a": ["x"]}), delimiter=";")
 
 

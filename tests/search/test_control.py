@@ -6,7 +6,7 @@ import pytest
 
 from kanonym.datasets import adult_hierarchies, load_adult
 from kanonym.encode import encode
-from kanonym.errors import InputError
+from kanonym.errors import SearchTimeoutError
 from kanonym.evaluation import NodeEvaluator
 from kanonym.metrics import MetricContext, make_metric
 from kanonym.models import KAnonymity
@@ -52,7 +52,7 @@ def test_stopping_early_returns_a_solution_not_proven_optimal(adult_problem, alg
 
 
 def test_a_deadline_before_any_solution_is_an_error(adult_problem) -> None:
-    with pytest.raises(InputError, match="time limit"):
+    with pytest.raises(SearchTimeoutError, match="time limit"):
         _run(adult_problem, SearchControl(deadline=0.0))
 
 

@@ -10,7 +10,7 @@ from tests.strategies import huge_lattice_table
 
 import kanonym
 from kanonym.encode import encode
-from kanonym.errors import InputError
+from kanonym.errors import SearchTimeoutError
 from kanonym.evaluation import CellSuppressionEvaluator
 from kanonym.hierarchy import Hierarchy
 from kanonym.metrics import MetricContext, make_metric
@@ -100,7 +100,7 @@ def test_without_room_to_suppress_it_generalizes_until_k_anonymous() -> None:
 
 def test_stops_at_the_time_limit() -> None:
     evaluator, metric = _setup(*_rare_vs_distinct(), k=2, max_sup=0)
-    with pytest.raises(InputError, match="time limit"):
+    with pytest.raises(SearchTimeoutError, match="time limit"):
         run_search(MuArgusSearch(), evaluator, metric=metric, control=SearchControl(deadline=0.0))
 
 

@@ -173,7 +173,7 @@ class DisclosureSummary:
     attributes: Mapping[str, AttributeDisclosure]
 
     def as_dict(self) -> dict[str, object]:
-        """The object ``kanonym disclosure --json`` prints (keys in the README)."""
+        """The object ``kanonym disclosure --json`` prints (keys: docs, Risk and attacks)."""
         return {
             "quasi_identifiers": list(self.quasi_identifiers),
             "rows": self.rows,

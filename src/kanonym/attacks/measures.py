@@ -216,7 +216,7 @@ class RiskSummary:
         return self.population_uniques / self.population_rows
 
     def as_dict(self) -> dict[str, object]:
-        """The object ``kanonym risk --json`` prints (keys in the README).
+        """The object ``kanonym risk --json`` prints (keys: docs, Risk and attacks).
 
         Example:
             >>> d = measure_risk(pl.DataFrame({"zip": ["1", "1", "2"]}), ["zip"]).as_dict()

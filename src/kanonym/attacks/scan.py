@@ -141,7 +141,7 @@ class QiScan:
         return len(self.combinations) + len(self.direct_identifiers)
 
     def as_dict(self) -> dict[str, object]:
-        """The object ``kanonym qi-scan --json`` prints (keys in the README)."""
+        """The object ``kanonym qi-scan --json`` prints (keys: docs, Risk and attacks)."""
         return {
             "rows": self.rows,
             "candidates": list(self.candidates),

@@ -1,7 +1,7 @@
 """The attack commands: ``risk``, ``qi-scan``, ``link`` and ``disclosure``.
 
-Each prints a few lines for people, or one JSON object with ``--json`` (keys in
-the README). They measure and write nothing. Exit status: 0, except ``link``,
+Each prints a few lines for people, or one JSON object with ``--json`` (keys: docs, Risk and
+attacks). They measure and write nothing. Exit status: 0, except ``link``,
 which exits 1 when some identity matches 1 to k - 1 released rows (as
 ``check`` exits 1 on a table that is not k-anonymous); bad input exits 2 with
 one line on stderr (raised as :class:`~kanonym.errors.InputError`, mapped by

@@ -19,7 +19,7 @@ Definition. Lower scores are better. Two kinds of metric:
   lowest score ``m`` when ``s <= m + 1e-12 * |m|``.
 
 The chosen node is the lexicographically smallest distance vector among the
-satisfying nodes whose score ties the lowest score (the rule the README
+satisfying nodes whose score ties the lowest score (the rule the documentation's metrics page
 promises; Samarati 2001, "Protecting respondents' identities in microdata
 release", leaves the choice among equally good minimal generalizations to a
 preference criterion, and this one makes the answer reproducible). Under a

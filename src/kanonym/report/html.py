@@ -613,7 +613,8 @@ class _Page:
         return (
             _table(rows, ("measure", "input", "release"), numeric=(1, 2))
             + '\n<p class="note">kanonym.risk on the quasi-identifiers, input and release '
-            "(suppressed rows are not released). Definitions: README, Risk and attacks.</p>\n"
+            "(suppressed rows are not released). Definitions: kanonym's documentation, "
+            "Risk and attacks.</p>\n"
             + self._figure("risk", "Share of records by the size of their class.")
         )
 
@@ -622,7 +623,7 @@ class _Page:
         by_attribute = metrics.pop("precision_by_attribute", None)
         config = self.result.config
         weights = {name: config.weights.get(name, 1.0) for name in self.result.hierarchies}
-        # Defined here, not only in the README: with weights, precision is a weighted mean.
+        # Defined here, not only in the documentation: with weights, precision is a weighted mean.
         defined = metric_definitions(weights)
         measures = [(name, value, defined.get(name, "")) for name, value in metrics.items()]
         parts = [_table(measures, ("measure", "value", "definition"), numeric=(1,))]

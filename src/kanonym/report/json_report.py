@@ -1,7 +1,7 @@
 """Serializing release reports.
 
-The report is a plain JSON object whose keys are documented in the README
-("Report schema"); ``schema_version`` (:data:`kanonym.result.SCHEMA_VERSION`)
+The report is a plain JSON object whose keys are documented on the documentation site
+(Reports, "JSON report"); ``schema_version`` (:data:`kanonym.result.SCHEMA_VERSION`)
 changes whenever a key changes meaning or disappears, so reviewers' tooling can rely on it.
 
 Example:
