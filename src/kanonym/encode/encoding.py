@@ -28,7 +28,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -137,7 +137,9 @@ def _dictionary(
 
 
 def _leaf_codes(
-    frame: pl.DataFrame, hierarchies: Mapping[str, Hierarchy]
+    frame: pl.DataFrame,
+    hierarchies: Mapping[str, Hierarchy],
+    known: Mapping[str, Sequence[str | None]] | None = None,
 ) -> tuple[npt.NDArray[np.int64], tuple[EncodedAttribute, ...]]:
     """Every row's leaf code per quasi-identifier (an ``(n, m)`` matrix), and the
     dictionaries.
@@ -146,12 +148,19 @@ def _leaf_codes(
     values (a third faster than ``replace_strict`` with a dict on adult and
     fars), all columns in one Polars query so that they are coded in parallel;
     the missing value, which an Enum cannot hold, takes the last number.
+    ``known`` holds each column's distinct values when the caller already
+    has them (as strings). The matrix is column-major: each column is written
+    and later read as one contiguous run.
     """
     names = list(hierarchies)
     if not names:
         return np.zeros((frame.height, 0), dtype=np.int64), ()
     text = [pl.col(name).cast(pl.String) for name in names]
-    uniques = frame.select(column.unique().implode() for column in text).row(0)
+    uniques = (
+        [known[name] for name in names]
+        if known is not None and all(name in known for name in names)
+        else frame.select(column.unique().implode() for column in text).row(0)
+    )
     dictionaries = [
         _dictionary(name, list(values), hierarchies[name])
         for name, values in zip(names, uniques, strict=True)
@@ -161,7 +170,7 @@ def _leaf_codes(
         column.cast(pl.Enum(values)).to_physical().fill_null(len(values)).cast(pl.Int64)
         for column, values in zip(text, named, strict=True)
     )
-    matrix = np.empty((frame.height, len(names)), dtype=np.int64)
+    matrix = np.empty((frame.height, len(names)), dtype=np.int64, order="F")
     for j, ((present, _), values) in enumerate(zip(dictionaries, named, strict=True)):
         code_of = {value: code for code, value in enumerate(present)}
         remap = np.array([code_of[v] for v in values] + [code_of.get(None, -1)], dtype=np.int64)
@@ -187,14 +196,20 @@ def encode_grouped(
     return EncodedTable(attributes=attributes, frequency_set=frequency_set), group_tuple
 
 
-def encode(frame: pl.DataFrame, hierarchies: Mapping[str, Hierarchy]) -> EncodedTable:
+def encode(
+    frame: pl.DataFrame,
+    hierarchies: Mapping[str, Hierarchy],
+    *,
+    present: Mapping[str, Sequence[str | None]] | None = None,
+) -> EncodedTable:
     """Encode the quasi-identifier columns of a table held in memory.
 
     ``hierarchies`` maps each quasi-identifier (in input order) to a hierarchy
     that already covers every value of its column (see
     :func:`kanonym.hierarchy.resolve`); values are compared as strings, the
     missing value (null) being one value of its own. The frequency set keeps
-    each row's tuple (:attr:`FrequencySet.row_tuple`).
+    each row's tuple (:attr:`FrequencySet.row_tuple`). ``present``: each
+    column's distinct values as strings, when already known.
 
     The result equals :func:`encode_grouped` on the table's grouping (a
     property test holds them to it), but in memory each column is encoded
@@ -202,6 +217,6 @@ def encode(frame: pl.DataFrame, hierarchies: Mapping[str, Hierarchy]) -> Encoded
     adult, where 65 % of the rows are distinct tuples, grouping the raw
     strings first costs twice as much (benchmarks/README.md).
     """
-    matrix, attributes = _leaf_codes(frame, hierarchies)
+    matrix, attributes = _leaf_codes(frame, hierarchies, present)
     frequency_set = FrequencySet.from_codes(matrix, tuple(a.cardinality(0) for a in attributes))
     return EncodedTable(attributes=attributes, frequency_set=frequency_set)

@@ -34,6 +34,8 @@ class EmbeddedEngine:
 
     def __init__(self, table: Table) -> None:
         self.table = table
+        # Distinct values per column: declaring the hierarchies and encoding both need them.
+        self._distinct: dict[str, list[str | None]] = {}
 
     @property
     def source(self) -> str:
@@ -51,8 +53,19 @@ class EmbeddedEngine:
         return self.table.frame.height
 
     def distinct_values(self, column: str) -> list[str | None]:
-        """The distinct values of ``column`` as strings."""
-        return self.table.frame.get_column(column).cast(pl.String).unique().to_list()
+        """The distinct values of ``column`` as strings (computed once)."""
+        return self.distinct(column)[column]
+
+    def distinct(self, *columns: str) -> dict[str, list[str | None]]:
+        """The distinct values of several columns as strings, found in one parallel query
+        and kept for :meth:`encode`."""
+        missing = [c for c in dict.fromkeys(columns) if c not in self._distinct]
+        if missing:
+            found = self.table.frame.select(
+                pl.col(c).cast(pl.String).unique().implode() for c in missing
+            ).row(0)
+            self._distinct.update(zip(missing, map(list, found), strict=True))
+        return {c: self._distinct[c] for c in columns}
 
     def group(self, columns: Sequence[str]) -> Grouped:
         """The distinct raw tuples of ``columns`` with their counts."""
@@ -67,7 +80,7 @@ class EmbeddedEngine:
         result; in memory, encoding each column on its rows and grouping the
         codes is the faster way to it (:func:`kanonym.encode.encode`).
         """
-        return encode(self.table.frame, hierarchies)
+        return encode(self.table.frame, hierarchies, present=self._distinct)
 
     def generalize(self, plan: Generalization) -> Released:
         """The released table (generalized, suppressed, dropped, shuffled) and its

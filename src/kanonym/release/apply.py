@@ -314,7 +314,8 @@ def apply_transformation(
     table = batch()
     timings = {"read": time.perf_counter() - started}
     stopwatch = Stopwatch(timings)
-    hierarchies = declare(table, config)
+    engine = EmbeddedEngine(table)
+    hierarchies = declare(table, config, engine)
     for (name, hierarchy), height in zip(hierarchies.items(), recipe.heights, strict=True):
         # A mask hierarchy's height follows the longest value, so on a batch with
         # longer values the recorded level would mask a different number of characters.
@@ -323,7 +324,6 @@ def apply_transformation(
                 f"{table.source}: column '{name}': hierarchy {hierarchy.name} has height "
                 f"{hierarchy.height} on this table, but {where} records {height}"
             )
-    engine = EmbeddedEngine(table)
     encoded = engine.encode(hierarchies)
     max_suppressed = config.suppression.max_rows(table.frame.height)
     evaluator = build_evaluator(table, config, encoded, max_suppressed)

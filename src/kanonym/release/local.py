@@ -60,9 +60,10 @@ def release_local(table: Table, config: AnonymizationConfig, read_seconds: float
     timings = {"read": read_seconds}
     stopwatch = Stopwatch(timings)
     recoding = RECODINGS[config.algorithm]
-    hierarchies = declare(table, config)
+    engine = EmbeddedEngine(table)
+    hierarchies = declare(table, config, engine)
     models = declare_models(config)
-    encoded = EmbeddedEngine(table).encode(hierarchies)
+    encoded = engine.encode(hierarchies)
     numeric = numeric_flags(
         encoded,
         config.hierarchies,

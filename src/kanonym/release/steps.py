@@ -72,7 +72,9 @@ def build_evaluator(
     return NodeEvaluator(encoded, models, max_suppressed_rows=max_suppressed, sensitive=sensitive)
 
 
-def declare(table: Table, config: AnonymizationConfig) -> dict[str, Hierarchy]:
+def declare(
+    table: Table, config: AnonymizationConfig, engine: EmbeddedEngine | None = None
+) -> dict[str, Hierarchy]:
     """Check that every named column exists and every column has a role; resolve each QI's
     hierarchy.
 
@@ -81,6 +83,8 @@ def declare(table: Table, config: AnonymizationConfig) -> dict[str, Hierarchy]:
             does not keep unlisted columns.
         InputError: a named column is missing, the table is empty, k exceeds
             its rows, or a hierarchy does not fit its column.
+
+    ``engine`` (the table's) keeps the columns' distinct values for encoding.
     """
     table.require(
         [*config.hierarchies, *config.identifying, *config.sensitive, *config.insensitive]
@@ -99,18 +103,16 @@ def declare(table: Table, config: AnonymizationConfig) -> dict[str, Hierarchy]:
         raise InputError(
             f"{table.source}: k={config.k} is larger than the table ({table.frame.height} rows)"
         )
-    return _resolve(table, config.hierarchies)
+    return _resolve(table, config.hierarchies, engine)
 
 
-def _resolve(table: Table, specs: Mapping[str, HierarchyLike]) -> dict[str, Hierarchy]:
+def _resolve(
+    table: Table, specs: Mapping[str, HierarchyLike], engine: EmbeddedEngine | None = None
+) -> dict[str, Hierarchy]:
     """Each column's hierarchy, built or checked on the column's values in ``table``."""
+    values = (engine or EmbeddedEngine(table)).distinct(*specs)
     return {
-        name: resolve(
-            spec,
-            table.frame.get_column(name).cast(pl.String).unique().to_list(),
-            column=name,
-            source=table.source,
-        )
+        name: resolve(spec, list(values[name]), column=name, source=table.source)
         for name, spec in specs.items()
     }
 
