@@ -10,8 +10,8 @@ import pytest
 from tests import sweeney2002 as seed
 
 from kanonym.cli import main
+from kanonym.engine import embedded
 from kanonym.errors import VerificationError
-from kanonym.release import steps
 from kanonym.release.recorded import Ledger
 
 
@@ -176,7 +176,7 @@ def test_failed_verification_exits_1_and_records_nothing(folder: Path, capsys, m
     def fail(*args: object, **kwargs: object) -> None:
         raise VerificationError("injected")
 
-    monkeypatch.setattr(steps, "verify_release", fail)
+    monkeypatch.setattr(embedded, "verify_release", fail)
     assert main(_release("pt.csv", "o.csv", "--seed", "1")) == 1
     assert "verification failed, nothing written" in capsys.readouterr().err
     assert not (folder / "o.csv").exists()

@@ -19,6 +19,7 @@ from tests.strategies import problems
 import kanonym
 from kanonym.attacks.complementary import audit
 from kanonym.config import AnonymizationConfig, SuppressionLimit
+from kanonym.engine import embedded
 from kanonym.errors import InputError, VerificationError
 from kanonym.ledger import (
     LEDGER_SCHEMA_VERSION,
@@ -28,7 +29,6 @@ from kanonym.ledger import (
     storage,
     table_fingerprint,
 )
-from kanonym.release import steps
 from kanonym.release.recorded import Ledger
 
 
@@ -358,7 +358,7 @@ def test_failed_verification_records_and_writes_nothing(setting: Setting, monkey
     def fail(*args: object, **kwargs: object) -> None:
         raise VerificationError("injected")
 
-    monkeypatch.setattr(steps, "verify_release", fail)
+    monkeypatch.setattr(embedded, "verify_release", fail)
     with pytest.raises(VerificationError, match="injected"):
         setting.release(setting.pt, "out1", key="id", seed=1)
     assert setting.files() == set() and setting.ledger.entries() == ()

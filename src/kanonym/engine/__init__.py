@@ -1,6 +1,6 @@
 """Engines: where the rows live (:mod:`kanonym.engine.base` states the contract)."""
 
-from kanonym.engine.base import Engine, Generalization, Released
+from kanonym.engine.base import Engine, Expected, Generalization, Released
 from kanonym.engine.embedded import EmbeddedEngine
 
-__all__ = ["EmbeddedEngine", "Engine", "Generalization", "Released"]
+__all__ = ["EmbeddedEngine", "Engine", "Expected", "Generalization", "Released"]

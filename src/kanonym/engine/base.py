@@ -18,7 +18,8 @@ touch rows, and they are the engine's:
    identifying columns to drop; the seed of the row shuffle
    (:meth:`Engine.generalize`).
 3. **verify**: re-check the released table independently of the search
-   (:mod:`kanonym.verify`), before anything is written.
+   (:meth:`Engine.verify` with :mod:`kanonym.verify`), before anything is
+   written.
 4. **write**: the release replaces its destination atomically, after the
    re-check passed.
 
@@ -49,6 +50,7 @@ import polars as pl
 
 from kanonym.encode import EncodedTable, Grouped
 from kanonym.hierarchy import Hierarchy
+from kanonym.verify import ModelDeclaration
 
 BoolArray = npt.NDArray[np.bool_]
 IntArray = npt.NDArray[np.int64]
@@ -117,6 +119,29 @@ class Released:
     source_rows: IntArray
 
 
+@dataclass(frozen=True, eq=False)
+class Expected:
+    """What the independent re-check holds a release to (:meth:`Engine.verify`).
+
+    Attributes:
+        hierarchies: each quasi-identifier's hierarchy, to check every released
+            label against its input value at the chosen level.
+        k: the smallest class size allowed.
+        suppressed_rows: the rows the search says the release suppresses
+            (the count the report states).
+        max_suppressed_rows: the suppression limit.
+        models: the privacy models, as declarations the re-check reads
+            (:class:`kanonym.verify.ModelDeclaration`), checked by its own
+            definitions.
+    """
+
+    hierarchies: Mapping[str, Hierarchy]
+    k: int
+    suppressed_rows: int
+    max_suppressed_rows: int
+    models: Sequence[ModelDeclaration]
+
+
 class Engine(Protocol):
     """Where the rows live and how they are read, grouped, transformed and checked.
 
@@ -162,4 +187,15 @@ class Engine(Protocol):
 
     def generalize(self, plan: Generalization) -> Released:
         """Apply a full-domain generalization with tuple suppression (not yet verified)."""
+        ...
+
+    def verify(self, released: Released, plan: Generalization, expected: Expected) -> None:
+        """Re-check ``released`` against its input with :mod:`kanonym.verify` (which shares
+        no code with the search, the models or the encoding).
+
+        Raises:
+            VerificationError: a released row does not match its input at the
+                chosen levels, a class is below k, the suppression differs from
+                ``expected``, or a model fails by its definition.
+        """
         ...

@@ -21,10 +21,11 @@ from collections.abc import Mapping, Sequence
 import polars as pl
 
 from kanonym.encode import EncodedTable, Grouped, encode, group_frame
-from kanonym.engine.base import Generalization, Released
+from kanonym.engine.base import Expected, Generalization, Released
 from kanonym.hierarchy import Hierarchy
 from kanonym.io import Table
 from kanonym.transform import generalize
+from kanonym.verify import verify_models, verify_release
 
 
 class EmbeddedEngine:
@@ -95,3 +96,27 @@ class EmbeddedEngine:
             seed=plan.seed,
         )
         return Released(table, source_rows)
+
+    def verify(self, released: Released, plan: Generalization, expected: Expected) -> None:
+        """Compare every released row with the input row it comes from, then check k and
+        every model on the released table (:func:`kanonym.verify.verify_release`,
+        :func:`kanonym.verify.verify_models`)."""
+        names = plan.encoded.names
+        verify_release(
+            released.table,
+            source=self.table.frame,
+            source_rows=released.source_rows,
+            quasi_identifiers=names,
+            hierarchies=expected.hierarchies,
+            levels=dict(zip(names, plan.levels, strict=True)),
+            k=expected.k,
+            suppressed_rows=expected.suppressed_rows,
+            max_suppressed_rows=expected.max_suppressed_rows,
+            removed_columns=plan.drop,
+        )
+        verify_models(
+            released.table,
+            quasi_identifiers=names,
+            source=self.table.frame,
+            models=expected.models,
+        )

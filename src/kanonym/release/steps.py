@@ -15,7 +15,7 @@ import polars as pl
 
 from kanonym.config import AnonymizationConfig, HierarchyLike
 from kanonym.encode import EncodedTable, SensitiveAttribute, encode_sensitive
-from kanonym.engine import EmbeddedEngine, Generalization
+from kanonym.engine import EmbeddedEngine, Expected, Generalization
 from kanonym.errors import InputError, UnassignedColumnsError
 from kanonym.evaluation import CellSuppressionEvaluator, NodeEvaluation, NodeEvaluator
 from kanonym.evaluation.cells import measure_cells
@@ -28,7 +28,7 @@ from kanonym.models import KAnonymity, PrivacyModel
 from kanonym.release.granularity import release_cells
 from kanonym.result import CellReport, Solution
 from kanonym.search import Progress
-from kanonym.verify import CellCounts, verify_models, verify_release
+from kanonym.verify import CellCounts
 
 
 def declare_models(config: AnonymizationConfig) -> list[PrivacyModel]:
@@ -243,24 +243,16 @@ def release_node(
         seed=seed,
     )
     generalized = engine.generalize(plan)
-    released, source_rows = generalized.table, generalized.source_rows
     stopwatch.lap("transform")
     announce(on_progress, "verifying")
-    verify_release(
-        released,
-        source=table.frame,
-        source_rows=source_rows,
-        quasi_identifiers=encoded.names,
+    expected = Expected(
         hierarchies=hierarchies,
-        levels=dict(zip(encoded.names, node, strict=True)),
         k=config.k,
         # The count the report states (the search's, for this node; cached).
         suppressed_rows=evaluator.evaluate(node).suppressed_rows,
         max_suppressed_rows=evaluator.max_suppressed_rows,
-        removed_columns=config.identifying,
+        models=evaluator.models,
     )
-    verify_models(
-        released, quasi_identifiers=encoded.names, source=table.frame, models=evaluator.models
-    )
+    engine.verify(generalized, plan, expected)
     stopwatch.lap("verify")
-    return released, seed, CellReport(CellCounts.none(encoded.names))
+    return generalized.table, seed, CellReport(CellCounts.none(encoded.names))
