@@ -11,8 +11,9 @@ Example:
     >>> import polars as pl
     >>> table = pl.DataFrame({"zip": ["02138", "02139", "02141", "02142"]})
     >>> result = anonymize(table, quasi_identifiers={"zip": "mask"}, k=2, seed=1)
-    >>> result.report()["schema_version"], result.table.height
-    (1, 4)
+    >>> report = result.report()
+    >>> report["schema_version"], report["quasi_identifiers"], result.table.height
+    (2, {'zip': {'source': 'mask', 'height': 5}}, 4)
 """
 
 from __future__ import annotations
@@ -37,9 +38,11 @@ from kanonym.verify import CellCounts
 if TYPE_CHECKING:
     import pandas
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """The release report's schema version: it changes whenever a key changes meaning
-or disappears, so reviewers' tooling can rely on it."""
+or disappears, so reviewers' tooling can rely on it. Version 2: ``quasi_identifiers``
+maps each quasi-identifier to its hierarchy (``source`` and ``height``, version 1's
+separate ``hierarchies``), as it does in Python and job files."""
 
 
 class ResultWriter(Protocol):
@@ -366,7 +369,7 @@ class Result:
         return tuple(notes)
 
     def report(self) -> dict[str, object]:
-        """The release report (schema: the documentation's Reports page, ``schema_version`` 1)."""
+        """The release report (schema: the documentation's Reports page, ``schema_version`` 2)."""
         config = self.config
         return {
             "schema_version": SCHEMA_VERSION,
@@ -383,16 +386,15 @@ class Result:
             "sensitive_hierarchies": {
                 name: hierarchy.name for name, hierarchy in self.sensitive_hierarchies.items()
             },
-            "quasi_identifiers": list(config.hierarchies),
+            "quasi_identifiers": {
+                name: {"source": h.name, "height": h.height} for name, h in self.hierarchies.items()
+            },
             "identifying": list(config.identifying),
             "sensitive": list(config.sensitive),
             "insensitive": list(config.insensitive),
             "keep_unlisted": config.keep_unlisted,
             "released_unchanged": [column.as_dict() for column in self.released_unchanged],
             "warnings": list(self.warnings),
-            "hierarchies": {
-                name: {"source": h.name, "height": h.height} for name, h in self.hierarchies.items()
-            },
             "hierarchy_duplicates": config.hierarchy_duplicates,
             "repeated_leaves": {
                 name: [leaf.as_dict() for leaf in h.repeated_leaves]

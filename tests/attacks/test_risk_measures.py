@@ -96,7 +96,7 @@ def test_missing_values_are_a_class_of_their_own() -> None:
 def test_as_dict_keys_and_reasons() -> None:
     d = kanonym.risk(SAMPLE, ["zip"]).as_dict()
     assert list(d) == [
-        "quasi_identifiers",
+        "columns",
         "rows",
         "classes",
         "class_sizes",

@@ -130,33 +130,39 @@ def test_link_bad_input(files: Path, capsys) -> None:
 
 
 def test_risk_json_and_text(files: Path, capsys) -> None:
-    assert main(["risk", str(files / "medical.csv"), "--qi", "race", "sex", "--json"]) == 0
+    assert main(["risk", str(files / "medical.csv"), "--columns", "race", "sex", "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     # asian F 3, asian M 2, black F 2, white F 2.
     assert summary["class_sizes"] == {"2": 3, "3": 1}
     assert summary["prosecutor"]["highest"] == 0.5 and summary["marketer"] == 4 / 9
     assert summary["journalist"] is None and "journalist_reason" in summary
-    args = ["risk", str(files / "medical.csv"), "--qi", "zip", "--population-size", "90"]
+    args = ["risk", str(files / "medical.csv"), "--columns", "zip", "--population-size", "90"]
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "sample uniques" in out and "among 90 (sampling fraction 0.1): zayatz" in out
     population = ["--population", str(files / "medical.csv"), "--threshold", "0.5"]
-    assert main(["risk", str(files / "medical.csv"), "--qi", "zip", *population, "--json"]) == 0
+    assert (
+        main(["risk", str(files / "medical.csv"), "--columns", "zip", *population, "--json"]) == 0
+    )
     summary = json.loads(capsys.readouterr().out)
     assert summary["journalist"]["highest"] == 1.0 and summary["population_uniques"] == 2
 
 
 def test_risk_bad_input(files: Path, capsys) -> None:
     table = str(files / "medical.csv")
-    _bad(["risk", table, "--qi", "age"], capsys, "'age' not found")
-    _bad(["risk", table, "--qi", "zip", "--threshold", "2"], capsys, "threshold")
-    _bad(["risk", table, "--qi", "zip", "--population-size", "3"], capsys, "smaller than")
+    _bad(["risk", table, "--columns", "age"], capsys, "'age' not found")
+    _bad(["risk", table, "--columns", "zip", "--threshold", "2"], capsys, "threshold")
+    _bad(["risk", table, "--columns", "zip", "--population-size", "3"], capsys, "smaller than")
     _bad(
-        ["risk", table, "--qi", "zip", "--population", table, "--population-size", "9"],
+        ["risk", table, "--columns", "zip", "--population", table, "--population-size", "9"],
         capsys,
         "not allowed with",
     )
-    _bad(["risk", table, "--qi", "zip", "--population", str(files / "voters.csv")], capsys, "zip=")
+    _bad(
+        ["risk", table, "--columns", "zip", "--population", str(files / "voters.csv")],
+        capsys,
+        "zip=",
+    )
 
 
 def test_qi_scan(files: Path, capsys) -> None:
@@ -173,7 +179,7 @@ def test_qi_scan(files: Path, capsys) -> None:
 
 
 def test_disclosure(files: Path, capsys) -> None:
-    args = ["disclosure", str(files / "medical.csv"), "--qi", "race", "sex"]
+    args = ["disclosure", str(files / "medical.csv"), "--columns", "race", "sex"]
     assert main([*args, "--sensitive", "disease", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)["sensitive"]["disease"]
     assert d["homogeneous_classes"] == 0 and d["diversity"] == {"2": 3, "3": 1}
@@ -185,12 +191,14 @@ def test_disclosure(files: Path, capsys) -> None:
 
 def test_adult_smoke(capsys) -> None:
     adult = str(adult_path())
-    assert main(["risk", adult, "--qi", "age", "sex", "race", "--json"]) == 0
+    assert main(["risk", adult, "--columns", "age", "sex", "race", "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["rows"] == 30162 and 0 < summary["sample_uniqueness"] < 0.01
     assert main(["qi-scan", adult, "--max-size", "2", "--time-limit", "60"]) == 0
     assert "all 45 combinations of 1 to 2 of 9 columns" in capsys.readouterr().out
-    assert main(["disclosure", adult, "--qi", "age", "sex", "--sensitive", "salary-class"]) == 0
+    assert (
+        main(["disclosure", adult, "--columns", "age", "sex", "--sensitive", "salary-class"]) == 0
+    )
     assert "salary-class:" in capsys.readouterr().out
     # Linking Adult to itself on age and sex, age generalized by ARX's hierarchy.
     link = [

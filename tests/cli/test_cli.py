@@ -209,11 +209,14 @@ def test_input_that_is_a_directory(files: Path, capsys) -> None:
 
 
 def test_check_exit_codes(files: Path, capsys) -> None:
-    assert main(["check", str(files / "pt.csv"), "--qi", "race", "--k", "2"]) == 0
-    assert main(["check", str(files / "pt.csv"), "--qi", "race", "zip", "--k", "2"]) == 1
-    assert main(["check", str(files / "pt.csv"), "--qi", "race", "--k", "10"]) == 1
+    assert main(["check", str(files / "pt.csv"), "--columns", "race", "--k", "2"]) == 0
+    assert main(["check", str(files / "pt.csv"), "--columns", "race", "zip", "--k", "2"]) == 1
+    assert main(["check", str(files / "pt.csv"), "--columns", "race", "--k", "10"]) == 1
     capsys.readouterr()
-    assert main(["check", str(files / "pt.csv"), "--qi", "race", "zip", "--k", "2", "--json"]) == 1
+    assert (
+        main(["check", str(files / "pt.csv"), "--columns", "race", "zip", "--k", "2", "--json"])
+        == 1
+    )
     summary = json.loads(capsys.readouterr().out)
     assert summary == {
         "smallest_class": 1,
@@ -224,8 +227,12 @@ def test_check_exit_codes(files: Path, capsys) -> None:
         "k_anonymous": False,
         "sensitive": {},
     }
-    _expect_bad_input(["check", str(files / "pt.csv"), "--qi", "age", "--k", "2"], capsys, "age")
-    _expect_bad_input(["check", str(files / "pt.csv"), "--qi", "race", "--k", "0"], capsys, "k")
+    _expect_bad_input(
+        ["check", str(files / "pt.csv"), "--columns", "age", "--k", "2"], capsys, "age"
+    )
+    _expect_bad_input(
+        ["check", str(files / "pt.csv"), "--columns", "race", "--k", "0"], capsys, "k"
+    )
 
 
 def test_version_and_exit_codes_as_a_process(files: Path) -> None:

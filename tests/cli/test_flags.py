@@ -86,12 +86,32 @@ def test_as_flags_writes_values_switches_and_command_specific_options() -> None:
         "use --algorithm greedy or --keep-unlisted"
     )
     assert as_flags("`time_limit=None` means no limit") == "no --time-limit means no limit"
-    assert as_flags("`columns`: name one", "check") == "--qi: name one"
+    assert as_flags("`columns`: name one", "check") == "--columns: name one"
     assert as_flags("`columns`: name one", "qi-scan") == "--columns: name one"
     assert as_flags("`quasi_identifiers` and `weights`") == "--qi and --weight"
     # Backquotes around anything but a parameter name are left alone.
     assert as_flags("a value `Zip Code` stays") == "a value `Zip Code` stays"
     assert flag("report", "apply") == "--from-report" and flag("report") == "--report"
+
+
+@pytest.mark.parametrize(
+    ("command", "more"),
+    [("check", ["--k", "2"]), ("risk", []), ("disclosure", ["--sensitive", "salary"])],
+)
+def test_measuring_commands_take_columns_and_refuse_the_former_qi(
+    folder: Path, capsys: pytest.CaptureFixture[str], command: str, more: list[str]
+) -> None:
+    # --qi is the column -> hierarchy mapping; plain column names go after --columns.
+    assert main([command, "t.csv", "--columns", "zip", *more, "--json"]) in (0, 1)
+    assert json.loads(capsys.readouterr().out)
+    for old in (["--qi", "zip"], ["--qi", "zip=mask"], ["--columns", "zip", "--qi", "zip"]):
+        assert main([command, "t.csv", *old, *more]) == 2
+        err = _error(capsys)
+        assert err.startswith(f"kanonym: error: {command} takes plain column names with --columns")
+        assert err.endswith("write --columns zip\n")
+    # Without values, the hint still names the option to use.
+    assert main([command, "t.csv", *more, "--qi"]) == 2
+    assert "write --columns COL ..." in _error(capsys)
 
 
 def test_help_documents_the_exit_statuses(capsys: pytest.CaptureFixture[str]) -> None:

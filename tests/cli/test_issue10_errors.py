@@ -138,7 +138,7 @@ def test_issue10_p7_nested_sensitive_column_in_check(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     source = _nested_parquet(tmp_path)
-    argv = ["check", str(source), "--qi", "zip", "--k", "2", "--sensitive", "codes"]
+    argv = ["check", str(source), "--columns", "zip", "--k", "2", "--sensitive", "codes"]
     _bad_input(argv, capsys, str(source), "column 'codes' holds lists")
 
 
@@ -253,10 +253,10 @@ def test_issue10_p9_input_after_the_list_wins_over_the_job_file_when_it_fits_no_
 @pytest.mark.parametrize(
     "argv",
     [
-        ["check", "--qi", "zip", "sex", "{in}", "--k", "2"],
-        ["check", "--k", "2", "--qi", "zip", "--sensitive", "diagnosis", "{in}"],
-        ["risk", "--qi", "zip", "sex", "{in}"],
-        ["disclosure", "--qi", "zip", "--sensitive", "diagnosis", "{in}"],
+        ["check", "--columns", "zip", "sex", "{in}", "--k", "2"],
+        ["check", "--k", "2", "--columns", "zip", "--sensitive", "diagnosis", "{in}"],
+        ["risk", "--columns", "zip", "sex", "{in}"],
+        ["disclosure", "--columns", "zip", "--sensitive", "diagnosis", "{in}"],
         ["qi-scan", "--max-size", "1", "--columns", "zip", "sex", "{in}"],
         ["link", "--on", "zip", "sex", "{in}", "{in2}"],
         ["link", "{in}", "--on", "zip", "sex", "{in2}"],
@@ -279,7 +279,7 @@ def test_issue10_p9_a_missing_input_says_how_to_give_it(
     folder: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _bad_input(
-        ["check", "--qi", "zip", "sex", "--k", "2"],
+        ["check", "--columns", "zip", "sex", "--k", "2"],
         capsys,
         "required: input",
         "put the input before the options or end the list with --",
@@ -346,8 +346,8 @@ def test_issue10_p10_us_dates_with_date(folder: Path, capsys: pytest.CaptureFixt
 def test_issue10_p10_check_takes_column_names(
     folder: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    argv = ["check", str(folder / "patients.csv"), "--qi", "zip=mask", "sex", "--k", "2"]
-    _bad_input(argv, capsys, "check", "column names", "--qi zip sex")
+    argv = ["check", str(folder / "patients.csv"), "--columns", "zip=mask", "sex", "--k", "2"]
+    _bad_input(argv, capsys, "check", "column names", "--columns zip sex")
 
 
 @pytest.mark.parametrize(
@@ -413,7 +413,7 @@ def test_issue10_p14_apply_prints_the_metric_anonymize_printed(
 def test_issue10_p14_risk_names_the_population_options(
     folder: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["risk", str(folder / "patients.csv"), "--qi", "zip", "sex"]) == 0
+    assert main(["risk", str(folder / "patients.csv"), "--columns", "zip", "sex"]) == 0
     out = capsys.readouterr().out
     assert "--population-size" in out and "--population FILE" in out
 

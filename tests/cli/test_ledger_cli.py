@@ -237,7 +237,9 @@ def test_issue10_p4_audit_reuses_what_the_ledger_recorded(
     assert main(["audit", "--ledger", "l.sqlite", "1", "2", "--json"]) == 0
     document = json.loads(capsys.readouterr().out)
     assert document["k"] == 5 and document["linked_rows"] > 0 and document["k_anonymous"]
-    assert document["quasi_identifiers"] == ["birth_date", "sex", "zip"]
+    assert (
+        document["columns"] == ["birth_date", "sex", "zip"] and "quasi_identifiers" not in document
+    )
     # Files need the quasi-identifiers and k.
     assert main(["audit", "r1.csv", "r2.csv"]) == 2
     _one_line_error(capsys, "files need --qi")
@@ -258,6 +260,11 @@ def test_issue10_p14_ledger_list_and_show(folder: Path, capsys) -> None:
     assert main(["ledger", "show", "ledger.sqlite", "1", "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)
     assert shown["key"] == "id" and shown["seed"] == 1
+    # quasi_identifiers maps each to its hierarchy, as in reports (no separate "hierarchies").
+    qis = shown["quasi_identifiers"]
+    assert "hierarchies" not in shown and list(qis) == list(shown["transformation"])
+    assert listed["quasi_identifiers"] == {name: qi["source"] for name, qi in qis.items()}
+    assert all(len(qi["sha256"]) == 64 and qi["height"] >= 1 for qi in qis.values())
     assert main(["ledger", "show", "ledger.sqlite", "9"]) == 2
     _one_line_error(capsys, "no release 9")
     assert main(["ledger", "list", "absent.sqlite"]) == 2

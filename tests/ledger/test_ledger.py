@@ -85,10 +85,11 @@ def test_a_release_is_recorded_with_everything(setting: Setting) -> None:
     assert entry.id == 1 and entry.seed == 1 and entry.key == "id"
     assert entry.source == str(setting.pt.resolve())
     assert entry.source_sha256 == table_fingerprint(pl.read_csv(setting.pt, infer_schema=False))
-    assert entry.quasi_identifiers == seed.QUASI_IDENTIFIERS
+    assert tuple(entry.quasi_identifiers) == seed.QUASI_IDENTIFIERS
     assert entry.transformation == made.result.transformation
     assert entry.released_columns == ("Race", "BirthDate", "Gender", "ZIP", "Problem")
-    assert entry.hierarchies["ZIP"].height == 3 and len(entry.hierarchies["ZIP"].sha256) == 64
+    zip_record = entry.quasi_identifiers["ZIP"]
+    assert zip_record.height == 3 and len(zip_record.sha256) == 64
     assert entry.models == ({"model": "k-anonymity", "k": 2},)
     assert (entry.based_on, entry.replay_of, entry.complementary) == (None, None, ())
     assert setting.ledger.entries() == (entry,)
@@ -224,8 +225,8 @@ def test_complementary_release_enlarges_the_quasi_identifier(setting: Setting) -
     second = setting.release(setting.pt, "out2", key="id", seed=2, k=2)
     entry = second.entry
     assert entry.complementary == ("Problem",)
-    assert entry.quasi_identifiers == (*seed.QUASI_IDENTIFIERS, "Problem")
-    assert entry.hierarchies["Problem"].source == "suppress"
+    assert tuple(entry.quasi_identifiers) == (*seed.QUASI_IDENTIFIERS, "Problem")
+    assert entry.quasi_identifiers["Problem"].source == "suppress"
     # Every problem is rare, so k=2 leaves Problem suppressed: nothing left to link on.
     assert entry.transformation["Problem"] == 1
     # Linked without Problem as a quasi-identifier nothing matches: an error, not a pass.
@@ -254,7 +255,7 @@ def test_complementary_attribute_named_by_the_user_keeps_its_hierarchy(setting: 
     )
     # 'id' was released by release 1 (no key then), so it joins the quasi-identifier.
     assert made.entry.complementary == ("id",)
-    assert made.entry.hierarchies["Problem"].source == "suppress"
+    assert made.entry.quasi_identifiers["Problem"].source == "suppress"
 
 
 def test_complementary_attribute_cannot_stay_sensitive(setting: Setting) -> None:
@@ -549,13 +550,13 @@ def test_issue10_p4_complementary_release_keeps_the_earlier_hierarchy(tmp_path: 
         seed=2,
     )
     made = ledger.release(table, second, output=tmp_path / "r2.csv")
-    records = made.entry.hierarchies
+    records = made.entry.quasi_identifiers
     assert records["birth_date"].source == "date" and records["sex"].source == "suppress"
     assert made.result.hierarchies["birth_date"] == ledger.release_hierarchies(1)["birth_date"]
     # The ledger's audit needs no hierarchy given again, date builders included.
     result = ledger.audit([1, 2])
     assert result.k == 5 and result.k_anonymous and result.linked_rows > 0
-    assert set(result.quasi_identifiers) == {"birth_date", "sex", "zip"}
+    assert set(result.columns) == {"birth_date", "sex", "zip"}
 
 
 def test_issue10_p4_a_version_1_ledger_is_upgraded_and_read_back(setting: Setting) -> None:

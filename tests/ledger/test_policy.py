@@ -49,8 +49,7 @@ def entry(release_id: int, **changes: object) -> LedgerEntry:
         "source": SOURCE,
         "source_sha256": FINGERPRINT,
         "source_rows": 4,
-        "quasi_identifiers": ("zip",),
-        "hierarchies": {"zip": record("mask")},
+        "quasi_identifiers": {"zip": record("mask")},
         "models": ({"model": "k-anonymity", "k": 2},),
         "transformation": {"zip": 1},
         "recoding": None,
@@ -139,9 +138,9 @@ def test_an_earlier_published_column_cannot_be_sensitive() -> None:
 
 
 def test_earlier_hierarchies_keep_the_latest_one_that_covers_the_values() -> None:
-    ages = {"quasi_identifiers": ("age",), "transformation": {"age": 1}}
-    old = entry(1, hierarchies={"age": record("suppress")}, **ages)
-    new = entry(2, hierarchies={"age": record("mask")}, **ages)
+    ages = {"transformation": {"age": 1}}
+    old = entry(1, quasi_identifiers={"age": record("suppress")}, **ages)
+    new = entry(2, quasi_identifiers={"age": record("mask")}, **ages)
     frame = patients().frame
     found = policy.earlier_hierarchies(frame, [new, old], {1: {}, 2: {"age": AGE}})
     assert found == {"age": AGE}
@@ -269,8 +268,7 @@ def _ages_and_zips() -> tuple[LedgerEntry, pl.DataFrame, pl.DataFrame]:
     """Release 1 publishes age and hides zip; the new one the reverse; both publish disease."""
     earlier = entry(
         1,
-        quasi_identifiers=("age", "zip"),
-        hierarchies={"age": record("age"), "zip": record("zip")},
+        quasi_identifiers={"age": record("age"), "zip": record("zip")},
         transformation={"age": 0, "zip": 1},
         released_columns=("age", "zip", "disease"),
     )
@@ -329,9 +327,8 @@ def test_releases_sharing_no_exact_column_cannot_be_linked() -> None:
 def test_declared_leaves_out_complementary_attributes() -> None:
     grown = entry(
         2,
-        quasi_identifiers=("zip", "age"),
+        quasi_identifiers={"zip": record("mask"), "age": record("suppress")},
         complementary=("age",),
-        hierarchies={"zip": record("mask"), "age": record("suppress")},
         transformation={"zip": 1, "age": 0},
     )
     assert policy.declared([entry(1), grown]) == {"zip"}

@@ -113,7 +113,7 @@ def test_api_releases_the_second_half_at_the_recorded_levels(adult: Path) -> Non
     assert new.keys() == {*report, "applied_from"} - {"output", "fingerprints", "fingerprints_note"}
     assert new["applied_from"] == str(adult / "first.report.json")
     assert new["input_rows"] == batch.height and new["seed"] == 3
-    assert new["hierarchies"] == report["hierarchies"]
+    assert new["quasi_identifiers"] == report["quasi_identifiers"]
     assert new["algorithm"] == report["algorithm"] and new["nodes_checked"] == 1
 
 
@@ -171,7 +171,7 @@ def test_relative_sources_are_read_from_the_report_folder(
     adult: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     report = _report(adult)
-    for name, entry in report["hierarchies"].items():
+    for name, entry in report["quasi_identifiers"].items():
         entry["source"] = f"hierarchies/{name}.csv"
     (adult / "relative.report.json").write_text(json.dumps(report))
     monkeypatch.chdir(tmp_path)  # nowhere near the hierarchy files
@@ -260,13 +260,14 @@ def _edit(report: dict, key: str, value: object) -> dict:
     ("key", "value", "needle"),
     [
         ("k", None, "missing key(s) ['k']"),
-        ("schema_version", 2, "schema_version 2 is not supported"),
+        ("schema_version", 3, "schema_version 3 is not supported; expected 2 (or 1)"),
         ("schema_version", True, "schema_version True is not supported"),
-        ("quasi_identifiers", "age", "'quasi_identifiers' must be a list"),
+        ("quasi_identifiers", "age", "'quasi_identifiers' must be an object"),
+        ("quasi_identifiers.age.height", "4", "'quasi_identifiers.age.height' must be a whole"),
         ("transformation.age", 9, "level 9 of 'age' is above its hierarchy's height 4"),
         ("transformation.age", -1, "'transformation.age' must be a whole number"),
         ("transformation.nope", 1, "'transformation' has levels for"),
-        ("hierarchies.age", None, "needs a 'source' string for 'age'"),
+        ("quasi_identifiers.age.source", None, "needs a 'source' string for 'age'"),
         ("k", 0, "k must be a whole number >= 1"),
         ("suppression_limit.rows", 3, "mutually exclusive"),
         ("algorithm", ["minimal"], "'algorithm' must be a string"),
@@ -315,9 +316,53 @@ def test_report_file_not_found(adult: Path, tmp_path: Path, capsys) -> None:
 
 def test_malformed_hierarchy_file_stays_a_hierarchy_error(adult: Path, tmp_path: Path) -> None:
     (tmp_path / "sex.csv").write_text("Male;*\nFemale\n")
-    report = _edit(_report(adult), "hierarchies.sex.source", str(tmp_path / "sex.csv"))
+    report = _edit(_report(adult), "quasi_identifiers.sex.source", str(tmp_path / "sex.csv"))
     with pytest.raises(HierarchyError, match=r"^<Mapping>: .*sex\.csv: line 2"):
         apply_transformation(adult / "second.csv", report)
+
+
+def _as_schema_1(report: dict) -> dict:
+    """``report`` as kanonym wrote it before schema 2: names and ``hierarchies`` apart."""
+    old = {key: value for key, value in report.items() if key != "quasi_identifiers"}
+    old.update(schema_version=1, quasi_identifiers=list(report["quasi_identifiers"]))
+    old["hierarchies"] = report["quasi_identifiers"]
+    return old
+
+
+def test_report_schema_2_maps_each_quasi_identifier_to_its_hierarchy(adult: Path) -> None:
+    report = _report(adult)
+    assert report["schema_version"] == 2 and "hierarchies" not in report
+    qis = report["quasi_identifiers"]
+    assert list(qis) == list(report["transformation"])  # the quasi-identifiers, in order
+    assert qis["age"] == {"source": str(adult / "hierarchies" / "age.csv"), "height": 4}
+
+
+def test_a_schema_1_report_is_read_as_its_schema_2_form(adult: Path, tmp_path: Path) -> None:
+    old = _as_schema_1(_report(adult))
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    from_old = apply_transformation(adult / "second.csv", tmp_path / "old.json", seed=5)
+    from_new = apply_transformation(adult / "second.csv", adult / "first.report.json", seed=5)
+    assert from_old.table.equals(from_new.table)
+    assert from_old.transformation == old["transformation"]
+    # What it writes is schema 2, whatever it read.
+    assert from_old.report()["schema_version"] == 2
+    assert from_old.report()["quasi_identifiers"] == _report(adult)["quasi_identifiers"]
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "needle"),
+    [
+        ("hierarchies", None, "missing key(s) ['hierarchies']"),
+        ("hierarchies.age", None, "'hierarchies' needs a 'source' string for 'age'"),
+        ("hierarchies.age.height", -1, "'hierarchies.age.height' must be a whole number"),
+        ("quasi_identifiers", {"age": "x"}, "'quasi_identifiers' must be a list"),
+    ],
+)
+def test_malformed_schema_1_report(adult: Path, key: str, value: object, needle: str) -> None:
+    old = _edit(_as_schema_1(_report(adult)), key, value)
+    with pytest.raises(kanonym.InputError) as caught:
+        apply_transformation(adult / "second.csv", old)
+    assert needle in str(caught.value)
 
 
 # Builder specs: rebuilt on the values of the new batch.
@@ -435,7 +480,7 @@ def test_applied_to_its_own_table_a_release_is_reproduced() -> None:
     assert applied.table.equals(fitted.table)
     assert applied.metrics == fitted.metrics
     fitted_report, applied_report = fitted.report(), applied.report()
-    for key in ("algorithm", "metric", "policy", "suppression_limit", "hierarchies"):
+    for key in ("algorithm", "metric", "policy", "suppression_limit", "quasi_identifiers"):
         assert applied_report[key] == fitted_report[key], key
 
 

@@ -51,7 +51,12 @@ def test_report_has_the_documented_keys(samarati) -> None:
         "proven_optimal",
     ):
         assert key in report, key
-    assert report["quasi_identifiers"] == ["race", "zip"]
+    # Schema 2: quasi_identifiers maps each to its hierarchy (no separate "hierarchies").
+    assert report["schema_version"] == 2 and "hierarchies" not in report
+    assert report["quasi_identifiers"] == {
+        name: {"source": h.name, "height": h.height} for name, h in hs.items()
+    }
+    assert list(report["quasi_identifiers"]) == ["race", "zip"]
     assert report["input_rows"] == 9 and report["released_rows"] == 7
     assert set(report["metrics"]) == {
         "precision",

@@ -44,7 +44,7 @@ def run_json(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, 
 def test_json_has_exactly_the_documented_shape(
     medical: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    args = ["check", str(medical), "--qi", *QI, "--k", "2", "--sensitive", "Disease", "Age"]
+    args = ["check", str(medical), "--columns", *QI, "--k", "2", "--sensitive", "Disease", "Age"]
     status, out = run_json([*args, "--json"], capsys)
     assert status == 0
     assert list(out) == [
@@ -80,7 +80,7 @@ def test_json_has_exactly_the_documented_shape(
 def test_json_without_sensitive_columns_has_an_empty_sensitive_object(
     medical: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    status, out = run_json(["check", str(medical), "--qi", *QI, "--k", "3", "--json"], capsys)
+    status, out = run_json(["check", str(medical), "--columns", *QI, "--k", "3", "--json"], capsys)
     assert status == 1  # the measures never change the exit status; k = 3 fails
     assert out["sensitive"] == {} and out["smallest_class"] == 2 and out["k"] == 3
 
@@ -88,7 +88,9 @@ def test_json_without_sensitive_columns_has_an_empty_sensitive_object(
 def test_text_output_has_a_line_per_sensitive_column(
     medical: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["check", str(medical), "--qi", *QI, "--k", "2", "--sensitive", "Disease"]) == 0
+    assert (
+        main(["check", str(medical), "--columns", *QI, "--k", "2", "--sensitive", "Disease"]) == 0
+    )
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith(f"{medical} is 2-anonymous on Race, DOB, Sex, ZIP")
     assert lines[1].startswith("  Disease: l distinct 1, l entropy 1, recursive c l (0, 1), ")
@@ -102,14 +104,14 @@ def test_text_output_has_a_line_per_sensitive_column(
     ("extra", "message"),
     [
         (["--sensitive", "Illness"], "column 'Illness' not found"),
-        (["--sensitive", "Race"], "column 'Race' is in both --qi and --sensitive"),
+        (["--sensitive", "Race"], "column 'Race' is in both --columns and --sensitive"),
         (["--sensitive", "Disease", "Disease"], "a column is named twice"),
     ],
 )
 def test_bad_sensitive_columns_exit_2(
     medical: Path, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
 ) -> None:
-    assert main(["check", str(medical), "--qi", *QI, "--k", "2", *extra]) == 2
+    assert main(["check", str(medical), "--columns", *QI, "--k", "2", *extra]) == 2
     assert message in capsys.readouterr().err
 
 

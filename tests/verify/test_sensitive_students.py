@@ -204,7 +204,9 @@ def test_where_pycanon_differs_and_why(path: Path) -> None:
 
 
 def test_check_json_on_the_students_table(capsys: pytest.CaptureFixture[str]) -> None:
-    status = main(["check", str(K5), "--qi", *QI, "--k", "5", "--sensitive", "Score", "--json"])
+    status = main(
+        ["check", str(K5), "--columns", *QI, "--k", "5", "--sensitive", "Score", "--json"]
+    )
     printed = json.loads(capsys.readouterr().out)
     assert status == 0
     assert printed["smallest_class"] == 5 and printed["k"] == 5 and printed["k_anonymous"] is True

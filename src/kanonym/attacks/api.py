@@ -242,7 +242,7 @@ def disclosure(
     table = _load(data, delimiter)
     table.require([*qis, *names])
     return DisclosureSummary(
-        quasi_identifiers=qis,
+        columns=qis,
         rows=table.frame.height,
         dominance=dominance,
         attributes=measure_disclosure(table.frame, qis, names, dominance=dominance, limit=limit),

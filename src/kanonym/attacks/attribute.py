@@ -161,13 +161,13 @@ class DisclosureSummary:
     """Attribute disclosure of a table (``kanonym.disclosure``).
 
     Attributes:
-        quasi_identifiers: the columns grouped on.
+        columns: the quasi-identifiers' column names grouped on.
         rows: records in the table.
         dominance: the share above which a value dominates its class (α).
         attributes: sensitive attribute -> its measures, in the order asked.
     """
 
-    quasi_identifiers: tuple[str, ...]
+    columns: tuple[str, ...]
     rows: int
     dominance: float
     attributes: Mapping[str, AttributeDisclosure]
@@ -175,7 +175,7 @@ class DisclosureSummary:
     def as_dict(self) -> dict[str, object]:
         """The object ``kanonym disclosure --json`` prints (keys: docs, Risk and attacks)."""
         return {
-            "quasi_identifiers": list(self.quasi_identifiers),
+            "columns": list(self.columns),
             "rows": self.rows,
             "dominance": self.dominance,
             "sensitive": {name: a.as_dict() for name, a in self.attributes.items()},
@@ -184,7 +184,7 @@ class DisclosureSummary:
     def text(self) -> str:
         """Lines for people."""
         head = (
-            f"{self.rows} records grouped on {', '.join(self.quasi_identifiers)}; "
+            f"{self.rows} records grouped on {', '.join(self.columns)}; "
             f"dominated: top value above {self.dominance:g} of its class"
         )
         return "\n".join([head, *(a.text() for a in self.attributes.values())])
@@ -207,7 +207,7 @@ def check_dominance(dominance: float) -> None:
 
 def measure_disclosure(
     frame: pl.DataFrame,
-    quasi_identifiers: Sequence[str],
+    columns: Sequence[str],
     sensitive: Sequence[str],
     *,
     dominance: float = DEFAULT_DOMINANCE,
@@ -227,22 +227,19 @@ def measure_disclosure(
     if len(set(sensitive)) != len(sensitive):
         raise InputError(f"sensitive: a column is named twice in {list(sensitive)}")
     for name in sensitive:
-        if name in quasi_identifiers:
+        if name in columns:
             raise InputError(f"column '{name}' is both quasi-identifier and sensitive")
-    return {
-        name: _measure_attribute(frame, quasi_identifiers, name, dominance, limit)
-        for name in sensitive
-    }
+    return {name: _measure_attribute(frame, columns, name, dominance, limit) for name in sensitive}
 
 
 def _measure_attribute(
     frame: pl.DataFrame,
-    quasi_identifiers: Sequence[str],
+    columns: Sequence[str],
     attribute: str,
     dominance: float,
     limit: int,
 ) -> AttributeDisclosure:
-    qis = list(quasi_identifiers)
+    qis = list(columns)
     value = pl.col(attribute)
     # Rows per (class, value), then per class: the most frequent value first,
     # ties to the value first in text order (missing last).

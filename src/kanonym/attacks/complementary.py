@@ -105,7 +105,7 @@ class AuditResult:
     Attributes:
         k: the k checked.
         releases: the releases' names (file paths, or ``<DataFrame>``).
-        quasi_identifiers: the quasi-identifiers, as given.
+        columns: the quasi-identifiers' column names, as given.
         join_columns: the columns every release shares outside the quasi-identifier.
         linked_rows: combinations of one row per release that link (rows of
             Sweeney's LT).
@@ -120,7 +120,7 @@ class AuditResult:
 
     k: int
     releases: tuple[str, ...]
-    quasi_identifiers: tuple[str, ...]
+    columns: tuple[str, ...]
     join_columns: tuple[str, ...]
     linked_rows: int
     classes: pl.DataFrame
@@ -131,10 +131,10 @@ class AuditResult:
             raise InputError(f"k must be a whole number >= 1, got {self.k!r}")
         if len(self.releases) < 2:
             raise InputError(f"an audit links at least two releases, got {len(self.releases)}")
-        if self.classes.columns != [*self.quasi_identifiers, RECORDS]:
-            raise InputError(f"classes must have the columns {[*self.quasi_identifiers, RECORDS]}")
-        if self.below_k.columns != [*self.quasi_identifiers, CLASSES]:
-            raise InputError(f"below_k must have the columns {[*self.quasi_identifiers, CLASSES]}")
+        if self.classes.columns != [*self.columns, RECORDS]:
+            raise InputError(f"classes must have the columns {[*self.columns, RECORDS]}")
+        if self.below_k.columns != [*self.columns, CLASSES]:
+            raise InputError(f"below_k must have the columns {[*self.columns, CLASSES]}")
         if self.linked_rows < 0:
             raise InputError(f"linked_rows must be >= 0, got {self.linked_rows}")
 
@@ -164,7 +164,7 @@ class AuditResult:
         return {
             "k": self.k,
             "releases": list(self.releases),
-            "quasi_identifiers": list(self.quasi_identifiers),
+            "columns": list(self.columns),
             "join_columns": list(self.join_columns),
             "linked_rows": self.linked_rows,
             "classes": self.classes.height,
@@ -173,7 +173,7 @@ class AuditResult:
             "records_below_k": self.records_below_k,
             "k_anonymous": self.k_anonymous,
             "below_k": [
-                {"class": {q: row[q] for q in self.quasi_identifiers}, CLASSES: row[CLASSES]}
+                {"class": {q: row[q] for q in self.columns}, CLASSES: row[CLASSES]}
                 for row in self.below_k.iter_rows(named=True)
             ],
         }
@@ -498,7 +498,7 @@ def _link(
     return AuditResult(
         k=k,
         releases=sources,
-        quasi_identifiers=split,
+        columns=split,
         join_columns=join,
         linked_rows=linked_rows,
         classes=classes,

@@ -160,7 +160,7 @@ class RiskSummary:
     """Re-identification risk of a table on its quasi-identifiers (``kanonym.risk``).
 
     Attributes:
-        quasi_identifiers: the columns grouped on, in the order given.
+        columns: the quasi-identifiers' column names grouped on, in the order given.
         rows: records in the table (n).
         classes: equivalence classes (J).
         class_sizes: class size -> number of classes of that size, ascending.
@@ -176,7 +176,7 @@ class RiskSummary:
         reasons: why a measure is None, by its key.
     """
 
-    quasi_identifiers: tuple[str, ...]
+    columns: tuple[str, ...]
     rows: int
     classes: int
     class_sizes: Mapping[int, int]
@@ -224,7 +224,7 @@ class RiskSummary:
             ({'1': 1, '2': 1}, 0.3333333333333333, 1.0)
         """
         out: dict[str, object] = {
-            "quasi_identifiers": list(self.quasi_identifiers),
+            "columns": list(self.columns),
             "rows": self.rows,
             "classes": self.classes,
             "class_sizes": {str(size): count for size, count in self.class_sizes.items()},
@@ -250,7 +250,7 @@ class RiskSummary:
     def text(self) -> str:
         """Several lines for people."""
         lines = [
-            f"{self.rows} records, {self.classes} classes on {', '.join(self.quasi_identifiers)}; "
+            f"{self.rows} records, {self.classes} classes on {', '.join(self.columns)}; "
             f"{self.sample_uniques} sample uniques ({self.sample_uniqueness:.2%})",
             f"class sizes (size: classes): {shorten(self.class_sizes)}",
             _attacker_line("prosecutor", self.prosecutor, self.threshold),
@@ -329,7 +329,7 @@ def check_threshold(threshold: float) -> None:
 
 def measure_risk(
     frame: pl.DataFrame,
-    quasi_identifiers: Sequence[str],
+    columns: Sequence[str],
     *,
     threshold: float = DEFAULT_THRESHOLD,
     population: pl.DataFrame | None = None,
@@ -355,7 +355,7 @@ def measure_risk(
         raise InputError(f"{source}: the table has no rows")
     if population is not None and population_size is not None:
         raise InputError("give a population table or a population size, not both")
-    classes = class_sizes(frame, quasi_identifiers)
+    classes = class_sizes(frame, columns)
     sizes = classes[CLASS_SIZE].to_numpy().astype(np.int64)
     rows, n_classes = int(sizes.sum()), len(sizes)
     histogram = size_histogram(sizes)
@@ -368,9 +368,9 @@ def measure_risk(
         reasons["journalist"] = "no population table given"
         reasons["population_uniques"] = "no population table given"
     else:
-        population_classes = class_sizes(population, quasi_identifiers)
+        population_classes = class_sizes(population, columns)
         in_population = _population_sizes(
-            classes, population_classes, quasi_identifiers, source, population_source
+            classes, population_classes, columns, source, population_source
         )
         marketer = float((sizes / in_population).sum()) / rows
         # El Emam (2013): the larger of J / ΣF and the marketer risk Σ (f/F) / n.
@@ -388,7 +388,7 @@ def measure_risk(
     else:
         estimates = estimate_population(histogram, population_size)
     return RiskSummary(
-        quasi_identifiers=tuple(quasi_identifiers),
+        columns=tuple(columns),
         rows=rows,
         classes=n_classes,
         class_sizes=histogram,
@@ -406,7 +406,7 @@ def measure_risk(
 def _population_sizes(
     classes: pl.DataFrame,
     population_classes: pl.DataFrame,
-    quasi_identifiers: Sequence[str],
+    columns: Sequence[str],
     source: str,
     population_source: str,
 ) -> npt.NDArray[np.int64]:
@@ -417,12 +417,12 @@ def _population_sizes(
     """
     counted = population_classes.rename({CLASS_SIZE: _POPULATION_SIZE})
     # Values are compared as text, so a CSV sample matches a typed population frame.
-    as_text = [pl.col(name).cast(pl.String) for name in quasi_identifiers]
+    as_text = [pl.col(name).cast(pl.String) for name in columns]
     joined = (
         classes.with_columns(as_text)
         .join(
             counted.with_columns(as_text),
-            on=list(quasi_identifiers),
+            on=list(columns),
             how="left",
             nulls_equal=True,
             maintain_order="left",
@@ -432,7 +432,7 @@ def _population_sizes(
     short = joined.filter(pl.col(_POPULATION_SIZE) < pl.col(CLASS_SIZE))
     if short.height:
         row = short.row(0, named=True)
-        values = ", ".join(f"{name}={echo(row[name])}" for name in quasi_identifiers)
+        values = ", ".join(f"{name}={echo(row[name])}" for name in columns)
         raise InputError(
             f"population {population_source} does not contain table {source}: the class "
             f"({values}) has {row[CLASS_SIZE]} records in the table but {row[_POPULATION_SIZE]} in "

@@ -23,6 +23,7 @@ from kanonym.attacks.defaults import (
     DEFAULT_MAX_SIZE,
     DEFAULT_THRESHOLD,
 )
+from kanonym.cli.flags import add_columns
 from kanonym.cli.help import DELIMITER_HELP, examples
 from kanonym.errors import InputError, echo
 
@@ -38,14 +39,12 @@ def add_commands(commands: argparse._SubParsersAction[ParserT]) -> None:
         "risk",
         help="re-identification risk: uniqueness, prosecutor, journalist, marketer",
         epilog=examples(
-            "kanonym risk release.csv --qi birth_date sex zip",
-            "kanonym risk sample.csv --qi birth_date sex zip --population-size 2000000",
+            "kanonym risk release.csv --columns birth_date sex zip",
+            "kanonym risk sample.csv --columns birth_date sex zip --population-size 2000000",
         ),
     )
     measure.add_argument("input", help="CSV or Parquet file, raw or released")
-    measure.add_argument(
-        "--qi", nargs="+", action="extend", metavar="COL", required=True, help=_QI_COLUMNS
-    )
+    add_columns(measure)
     population = measure.add_mutually_exclusive_group()
     population.add_argument(
         "--population",
@@ -140,13 +139,11 @@ def add_commands(commands: argparse._SubParsersAction[ParserT]) -> None:
         "disclosure",
         help="classes whose sensitive values are homogeneous or dominated",
         epilog=examples(
-            "kanonym disclosure release.csv --qi birth_date sex zip --sensitive diagnosis",
+            "kanonym disclosure release.csv --columns birth_date sex zip --sensitive diagnosis",
         ),
     )
     attribute.add_argument("input", help="CSV or Parquet file, raw or released")
-    attribute.add_argument(
-        "--qi", nargs="+", action="extend", metavar="COL", required=True, help=_QI_COLUMNS
-    )
+    add_columns(attribute)
     attribute.add_argument(
         "--sensitive",
         nargs="+",
@@ -172,9 +169,6 @@ def add_commands(commands: argparse._SubParsersAction[ParserT]) -> None:
     _common(attribute, DELIMITER_HELP)
 
 
-_QI_COLUMNS = "quasi-identifier column names, compared as they are in the file (not COL=HIERARCHY)"
-
-
 def _common(parser: argparse.ArgumentParser, delimiter_help: str) -> None:
     parser.add_argument("--delimiter", metavar="D", help=delimiter_help)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -190,7 +184,7 @@ def _split(item: str, what: str, form: str) -> tuple[str, str]:
 def _risk(args: argparse.Namespace) -> int:
     summary = attacks.risk(
         args.input,
-        args.qi,
+        args.columns,
         population=args.population,
         population_size=args.population_size,
         threshold=args.threshold,
@@ -271,7 +265,7 @@ def _link(args: argparse.Namespace) -> int:
 def _disclosure(args: argparse.Namespace) -> int:
     summary = attacks.disclosure(
         args.input,
-        args.qi,
+        args.columns,
         args.sensitive,
         dominance=args.dominance,
         limit=args.limit,

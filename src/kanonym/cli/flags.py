@@ -5,19 +5,23 @@ The library names its parameters between backquotes (`` `max_suppression` ``,
 is told what to pass; :func:`as_flags` rewrites them as the option of the
 command that ran (``--max-suppression``, ``--algorithm greedy``). A parameter
 is its option with ``-`` for ``_`` unless :data:`FLAGS` or the command's entry
-in :data:`COMMAND_FLAGS` says otherwise.
+in :data:`COMMAND_FLAGS` says otherwise. One word, one meaning: ``--qi
+COL=HIERARCHY`` is the column -> hierarchy mapping (``quasi_identifiers``) and
+``--columns COL ...`` a plain list of names (``columns``); the measuring
+commands take the latter (:func:`add_columns`) and refuse ``--qi``.
 
 Example:
     >>> as_flags("`max_suppression` must be in [0, 1]; or use `algorithm='greedy'`", "anonymize")
     '--max-suppression must be in [0, 1]; or use --algorithm greedy'
     >>> as_flags("`columns`: name at least one column", "check")
-    '--qi: name at least one column'
+    '--columns: name at least one column'
 """
 
 from __future__ import annotations
 
+import argparse
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 FLAGS: Mapping[str, str] = {
     "quasi_identifiers": "--qi",
@@ -30,10 +34,6 @@ FLAGS: Mapping[str, str] = {
 """Parameter -> option, where the option is not the parameter with ``-`` for ``_``."""
 
 COMMAND_FLAGS: Mapping[str, Mapping[str, str]] = {
-    # check, risk and disclosure take plain column names after --qi.
-    "check": {"columns": "--qi"},
-    "risk": {"columns": "--qi"},
-    "disclosure": {"columns": "--qi"},
     # apply_transformation(data, report): the report read is --from-report.
     "apply": {"report": "--from-report"},
 }
@@ -92,3 +92,41 @@ def renamed_hint(message: str) -> str:
         if re.search(rf"{re.escape(option)}\b", message):
             return f"; {hint}"
     return ""
+
+
+COLUMNS_HELP = (
+    "column names to group the rows on, compared as they are in the file (not COL=HIERARCHY)"
+)
+
+
+class RefusedQi(argparse.Action):
+    """``--qi`` on a command that takes plain column names: a usage error naming ``--columns``.
+
+    ``--qi`` is the column -> hierarchy mapping (``--qi COL=HIERARCHY``, as
+    ``quasi_identifiers`` in Python); ``check``, ``risk`` and ``disclosure``
+    measure values as they are and take ``--columns COL ...``. An old ``--qi``
+    there is refused rather than read, and the message writes the fix.
+    """
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[object] | None,
+        option_string: str | None = None,
+    ) -> None:
+        given = [] if values is None or isinstance(values, str) else [str(v) for v in values]
+        names = " ".join(value.partition("=")[0] for value in given) or "COL ..."
+        command = parser.prog.rsplit(" ", 1)[-1]
+        parser.error(
+            f"{command} takes plain column names with --columns, not --qi (--qi COL=HIERARCHY "
+            f"gives anonymize its hierarchies): write --columns {names}"
+        )
+
+
+def add_columns(parser: argparse.ArgumentParser) -> None:
+    """Add the required ``--columns COL ...`` of a measuring command, and refuse ``--qi``."""
+    parser.add_argument(
+        "--columns", nargs="+", action="extend", metavar="COL", required=True, help=COLUMNS_HELP
+    )
+    parser.add_argument("--qi", nargs="*", action=RefusedQi, help=argparse.SUPPRESS)

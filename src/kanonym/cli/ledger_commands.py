@@ -324,7 +324,7 @@ def _listed(entry: LedgerEntry) -> dict[str, object]:
         "source": entry.source,
         "output": entry.output,
         "k": entry.k,
-        "quasi_identifiers": list(entry.quasi_identifiers),
+        "quasi_identifiers": {name: r.source for name, r in entry.quasi_identifiers.items()},
         "released_rows": entry.released_rows,
         "source_rows": entry.source_rows,
         "based_on": entry.based_on,
@@ -344,7 +344,7 @@ def _audit_text(result: AuditResult) -> str:
         f"{result.classes_below_k} classes ({result.records_below_k} records) below k"
     ]
     for row in result.below_k.iter_rows(named=True):
-        shown = ", ".join(f"{q}={row[q]}" for q in result.quasi_identifiers)
+        shown = ", ".join(f"{q}={row[q]}" for q in result.columns)
         lines.append(f"  below k, shown generalized: [{shown}] ({row[CLASSES]} class(es))")
     return "\n".join(lines)
 

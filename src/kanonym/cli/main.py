@@ -23,7 +23,7 @@ from typing import Any, NoReturn
 
 from kanonym._version import __version__
 from kanonym.cli import attacks
-from kanonym.cli.flags import as_flags, renamed_hint
+from kanonym.cli.flags import add_columns, as_flags, renamed_hint
 from kanonym.cli.help import DELIMITER_HELP, examples
 from kanonym.cli.jobs import INPUT_HINT, job_options
 from kanonym.cli.ledger_commands import LEDGER_HANDLERS, add_ledger_commands
@@ -404,20 +404,13 @@ def _build_parser() -> _Parser:
         "check",
         help="is a table k-anonymous on given columns; l, t, beta, delta of others",
         epilog=examples(
-            "kanonym check release.csv --qi birth_date sex zip --k 5",
-            "kanonym check release.csv --qi birth_date sex zip --k 5 --sensitive diagnosis --json",
+            "kanonym check release.csv --columns birth_date sex zip --k 5",
+            "kanonym check release.csv --columns birth_date sex zip --k 5 --sensitive diagnosis "
+            "--json",
         ),
     )
     check.add_argument("input", help="CSV or Parquet file, raw or released")
-    check.add_argument(
-        "--qi",
-        nargs="+",
-        action="extend",
-        metavar="COL",
-        required=True,
-        help="column names to group the rows on, compared as they are in the file "
-        "(not COL=HIERARCHY)",
-    )
+    add_columns(check)
     check.add_argument(
         "--k",
         type=int,
@@ -522,14 +515,14 @@ def _anonymize(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     _require_flat(args.input, args.sensitive)
     summary = check(
-        args.input, args.qi, k=args.k, sensitive=args.sensitive, delimiter=args.delimiter
+        args.input, args.columns, k=args.k, sensitive=args.sensitive, delimiter=args.delimiter
     )
     if args.json:
         print(json.dumps(summary.as_dict()))
     else:
         verdict = "is" if summary.k_anonymous else "is NOT"
         print(
-            f"{args.input} {verdict} {args.k}-anonymous on {', '.join(args.qi)}: "
+            f"{args.input} {verdict} {args.k}-anonymous on {', '.join(args.columns)}: "
             f"smallest class {summary.smallest_class}, {summary.classes} classes, "
             f"{summary.rows_below_k} of {summary.rows} rows in classes smaller than {args.k}"
         )
@@ -691,12 +684,12 @@ def flag_message(error: KanonymError, args: argparse.Namespace) -> str | None:
                 f"{error.delimiter!r}-separated: pass --delimiter {shown} (or leave --delimiter "
                 "out to have it sniffed)"
             )
-        qi = getattr(args, "qi", None) or []
-        if "=" in error.column and error.column in qi and args.command in _COLUMN_COMMANDS:
-            names = " ".join(item.partition("=")[0] for item in qi)
+        columns = getattr(args, "columns", None) or []
+        if "=" in error.column and error.column in columns and args.command in _COLUMN_COMMANDS:
+            names = " ".join(item.partition("=")[0] for item in columns)
             return (
-                f"{where}; {args.command} takes column names after --qi, not COL=HIERARCHY "
-                f"(it measures the values as they are in the file): write --qi {names}"
+                f"{where}; {args.command} takes column names after --columns, not COL=HIERARCHY "
+                f"(it measures the values as they are in the file): write --columns {names}"
             )
     if isinstance(error, RepeatedLeafError):
         return (
@@ -713,7 +706,7 @@ def flag_message(error: KanonymError, args: argparse.Namespace) -> str | None:
 
 
 _COLUMN_COMMANDS = frozenset({"check", "risk", "disclosure"})
-"""Commands whose --qi takes column names, not COL=HIERARCHY."""
+"""Commands whose --columns takes column names, where COL=HIERARCHY may be written by mistake."""
 
 
 def _flag_of(column: str, args: argparse.Namespace) -> str | None:

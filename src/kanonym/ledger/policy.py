@@ -178,7 +178,7 @@ def plan_release(
         # least as high as it generalized them.
         for name in base.quasi_identifiers:
             if name not in quasi_identifiers:
-                quasi_identifiers[name] = parse_hierarchy(base.hierarchies[name].source)
+                quasi_identifiers[name] = parse_hierarchy(base.quasi_identifiers[name].source)
             if base.transformation is None:
                 # A local recoding has no levels to start from; the check before
                 # writing still refuses any record published more specifically.
@@ -336,7 +336,7 @@ def earlier_hierarchies(
     found: dict[str, HierarchyLike] = {}
     for entry in sorted(same, key=lambda e: e.id):
         kept = stored.get(entry.id, {})
-        for name, record in entry.hierarchies.items():
+        for name, record in entry.quasi_identifiers.items():
             if name not in frame.columns:
                 continue
             hierarchy = kept.get(name)
@@ -365,7 +365,7 @@ def resolve_hierarchies(
     if stored:
         return dict(stored)
     resolved: dict[str, Hierarchy] = {}
-    for name, record in entry.hierarchies.items():
+    for name, record in entry.quasi_identifiers.items():
         known = (fallback or {}).get(name)
         if known is not None and known.name == record.source:
             resolved[name] = known
@@ -681,8 +681,7 @@ def new_entry(
         source=source,
         source_sha256=fingerprint,
         source_rows=result.input_rows,
-        quasi_identifiers=tuple(result.hierarchies),
-        hierarchies={
+        quasi_identifiers={
             name: HierarchyRecord(source=h.name, height=h.height, sha256=hierarchy_fingerprint(h))
             for name, h in result.hierarchies.items()
         },

@@ -9,12 +9,12 @@ Example:
     >>> entry = LedgerEntry(
     ...     id=1, created="2025-01-01T00:00:00+00:00", kanonym_version="1.0.0",
     ...     source="patients.csv", source_sha256="1" * 64, source_rows=4,
-    ...     quasi_identifiers=("zip",), hierarchies={"zip": record},
+    ...     quasi_identifiers={"zip": record},
     ...     models=({"model": "k-anonymity", "k": 2},), transformation={"zip": 1},
     ...     recoding=None, seed=7, released_columns=("zip", "disease"), released_rows=4,
     ...     release_sha256="2" * 64, key=None, based_on=None, replay_of=None,
     ...     complementary=(), output="r1.csv", report=None)
-    >>> entry.k, entry.as_dict()["hierarchies"]["zip"]["source"]
+    >>> entry.k, entry.as_dict()["quasi_identifiers"]["zip"]["source"]
     (2, 'mask')
 """
 
@@ -61,9 +61,9 @@ class LedgerEntry:
         source: the source file (absolute), or ``<DataFrame>``.
         source_sha256: :func:`~kanonym.ledger.fingerprints.table_fingerprint`
             of the source.
-        quasi_identifiers: the quasi-identifier the release was made with,
-            complementary attributes included.
-        hierarchies: per quasi-identifier, its :class:`HierarchyRecord`.
+        quasi_identifiers: each quasi-identifier the release was made with
+            (complementary attributes included) -> its :class:`HierarchyRecord`,
+            in the release's order.
         models: every privacy model checked, as in the report.
         transformation: quasi-identifier -> level, or None for a local
             recoding.
@@ -84,8 +84,7 @@ class LedgerEntry:
     source: str
     source_sha256: str
     source_rows: int
-    quasi_identifiers: tuple[str, ...]
-    hierarchies: Mapping[str, HierarchyRecord]
+    quasi_identifiers: Mapping[str, HierarchyRecord]
     models: tuple[Mapping[str, object], ...]
     transformation: Mapping[str, int] | None
     recoding: Mapping[str, object] | None
@@ -104,11 +103,10 @@ class LedgerEntry:
         where = f"release {self.id}"
         if (self.transformation is None) == (self.recoding is None):
             raise InputError(f"{where}: needs either levels or a local recoding, not both")
-        levels = self.quasi_identifiers if self.transformation is None else self.transformation
-        if set(levels) != set(self.quasi_identifiers) or set(self.hierarchies) != set(
+        if self.transformation is not None and set(self.transformation) != set(
             self.quasi_identifiers
         ):
-            raise InputError(f"{where}: levels and hierarchies must cover its quasi-identifiers")
+            raise InputError(f"{where}: levels must cover its quasi-identifiers")
         if self.key is not None and self.key in self.released_columns:
             raise InputError(f"{where}: key column '{self.key}' cannot be a released column")
         for what, other in (("based_on", self.based_on), ("replay_of", self.replay_of)):
@@ -130,8 +128,8 @@ class LedgerEntry:
     def as_dict(self) -> dict[str, object]:
         """JSON-ready form."""
         document = dataclasses.asdict(self)
-        document["hierarchies"] = {
-            name: dataclasses.asdict(record) for name, record in self.hierarchies.items()
+        document["quasi_identifiers"] = {
+            name: dataclasses.asdict(record) for name, record in self.quasi_identifiers.items()
         }
         return document
 

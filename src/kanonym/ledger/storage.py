@@ -407,7 +407,7 @@ class LedgerStore:
         """The hierarchies release ``release_id`` resolved, per quasi-identifier.
 
         Empty for a release recorded by a version 1 ledger, which kept only
-        each hierarchy's spec (:attr:`LedgerEntry.hierarchies`).
+        each hierarchy's spec (:attr:`LedgerEntry.quasi_identifiers`).
         """
         entry = self.entry(release_id)
         with self._connect() as connection:
@@ -421,10 +421,10 @@ class LedgerStore:
         levels = json.loads(found[0])
         return {
             name: Hierarchy(
-                name=entry.hierarchies[name].source,
+                name=record.source,
                 levels=tuple(tuple(level) for level in levels[name]),
             )
-            for name in entry.quasi_identifiers
+            for name, record in entry.quasi_identifiers.items()
         }
 
     def audit(self, release_ids: Sequence[int], *, k: int | None = None) -> AuditResult:
@@ -475,9 +475,10 @@ class LedgerStore:
                 source=str(row["source"]),
                 source_sha256=str(row["source_sha256"]),
                 source_rows=int(str(row["source_rows"])),
-                quasi_identifiers=tuple(json.loads(str(row["quasi_identifiers"]))),
-                hierarchies={
-                    name: HierarchyRecord(**record) for name, record in hierarchies.items()
+                # The quasi-identifiers' order is the list's; their records, the hierarchies'.
+                quasi_identifiers={
+                    name: HierarchyRecord(**hierarchies[name])
+                    for name in json.loads(str(row["quasi_identifiers"]))
                 },
                 models=tuple(json.loads(str(row["models"]))),
                 transformation=_json_or_none(row["transformation"]),
@@ -493,7 +494,7 @@ class LedgerStore:
                 output=str(row["output"]),
                 report=None if row["report"] is None else str(row["report"]),
             )
-        except (ValueError, TypeError, AttributeError) as error:
+        except (KeyError, ValueError, TypeError, AttributeError) as error:
             raise InputError(f"{self.path}: release {row.get('id')} is damaged ({error})") from None
 
     def _secret(self, connection: sqlite3.Connection) -> bytes:
@@ -727,7 +728,7 @@ def _insert(connection: sqlite3.Connection, entry: LedgerEntry) -> None:
         "source_rows": entry.source_rows,
         "quasi_identifiers": json.dumps(list(entry.quasi_identifiers)),
         "hierarchies": json.dumps(
-            {name: dataclasses.asdict(record) for name, record in entry.hierarchies.items()}
+            {name: dataclasses.asdict(record) for name, record in entry.quasi_identifiers.items()}
         ),
         "models": json.dumps([dict(model) for model in entry.models]),
         "transformation": None

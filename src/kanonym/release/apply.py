@@ -61,10 +61,10 @@ _MAPPING_SOURCE = "<Mapping>"
 
 # What apply needs; reports also name the search's metric, policy and time limit,
 # read when present (either may be null: a search uses a metric or a policy).
+# Version 1 reports also need "hierarchies" (_recorded_hierarchies).
 _REQUIRED_KEYS = (
     "schema_version",
     "quasi_identifiers",
-    "hierarchies",
     "transformation",
     "k",
     "identifying",
@@ -72,6 +72,10 @@ _REQUIRED_KEYS = (
     "suppression_limit",
     "algorithm",
 )
+
+
+_READ_VERSIONS = (1, SCHEMA_VERSION)
+"""Report schemas apply reads: version 1 (``hierarchies`` apart from the names) and 2."""
 
 
 @dataclass(frozen=True)
@@ -127,6 +131,24 @@ def _name_list(document: Mapping[str, object], key: str, where: str) -> tuple[st
     return tuple(value)
 
 
+def _recorded_hierarchies(
+    document: Mapping[str, object], version: int, where: str
+) -> tuple[str, Mapping[str, object]]:
+    """The key holding the hierarchies, and quasi-identifier -> its ``{source, height}``.
+
+    Version 2 reports record them under ``quasi_identifiers``; version 1
+    reports listed the names there and the hierarchies under ``hierarchies``.
+    Both are read, in the report's order of the quasi-identifiers.
+    """
+    if version == SCHEMA_VERSION:
+        return "quasi_identifiers", _object(document, "quasi_identifiers", where)
+    names = _name_list(document, "quasi_identifiers", where)
+    if "hierarchies" not in document:
+        raise InputError(f"{where}: not a kanonym report, missing key(s) ['hierarchies']")
+    hierarchies = _object(document, "hierarchies", where)
+    return "hierarchies", {name: hierarchies.get(name) for name in names}
+
+
 def _level(value: object, key: str, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise InputError(f"{where}: '{key}' must be a whole number >= 0, got {value!r}")
@@ -160,12 +182,13 @@ def _recipe(
         )
     version = document["schema_version"]
     # type() rather than isinstance: true and 1.0 compare equal to 1 in Python.
-    if type(version) is not int or version != SCHEMA_VERSION:
+    if type(version) is not int or version not in _READ_VERSIONS:
         raise InputError(
-            f"{where}: schema_version {version!r} is not supported; expected {SCHEMA_VERSION}"
+            f"{where}: schema_version {version!r} is not supported; expected {SCHEMA_VERSION} "
+            "(or 1)"
         )
-    names = _name_list(document, "quasi_identifiers", where)
-    hierarchies = _object(document, "hierarchies", where)
+    key, hierarchies = _recorded_hierarchies(document, version, where)
+    names = tuple(hierarchies)
     transformation = _object(document, "transformation", where)
     if set(transformation) != set(names):
         raise InputError(
@@ -175,10 +198,10 @@ def _recipe(
     sources: dict[str, str] = {}
     levels, heights = [], []
     for name in names:
-        entry = hierarchies.get(name)
+        entry = hierarchies[name]
         if not isinstance(entry, Mapping) or not isinstance(entry.get("source"), str):
-            raise InputError(f"{where}: 'hierarchies' needs a 'source' string for '{name}'")
-        height = _level(entry.get("height"), f"hierarchies.{name}.height", where)
+            raise InputError(f"{where}: '{key}' needs a 'source' string for '{name}'")
+        height = _level(entry.get("height"), f"{key}.{name}.height", where)
         level = _level(transformation[name], f"transformation.{name}", where)
         if level > height:
             raise InputError(
@@ -255,10 +278,12 @@ def apply_transformation(
     """Release ``data`` exactly as the release that ``report`` describes.
 
     ``report`` is a report file written by ``kanonym anonymize`` (or
-    :meth:`Result.write`) or the mapping :meth:`Result.report` returns. Its
-    hierarchy sources are reused: ARX files are read again (relative paths from
-    ``base_dir``, by default the report file's folder, or the working
-    directory for a mapping) and builder specs such as ``interval:5,10`` are
+    :meth:`Result.write`) or the mapping :meth:`Result.report` returns, of
+    ``schema_version`` 2 or 1 (version 1 listed the quasi-identifiers'
+    names apart from their ``hierarchies``). Its hierarchy sources are
+    reused: ARX files are read again (relative paths from ``base_dir``, by
+    default the report file's folder, or the working directory for a
+    mapping) and builder specs such as ``interval:5,10`` are
     rebuilt on the values of ``data``. Each quasi-identifier is generalized to
     its recorded level; rows of classes smaller than k are suppressed; the
     rows are shuffled with ``seed`` (drawn from the OS when None) and the
@@ -275,14 +300,14 @@ def apply_transformation(
             ``data`` than the limit allows, rows or rows with blanked cells (a
             new search is due).
         InputError: the report is malformed (not JSON, a key missing or
-            ill-typed, ``schema_version`` not 1), a column is missing, a value
+            ill-typed, ``schema_version`` neither 2 nor 1), a column is missing, a value
             is absent from an ARX hierarchy, or a rebuilt hierarchy's height
             differs from the recorded one.
 
     Example:
         >>> import polars as pl
-        >>> report = {"schema_version": 1, "quasi_identifiers": ["zip"],
-        ...           "hierarchies": {"zip": {"source": "mask", "height": 5}},
+        >>> report = {"schema_version": 2,
+        ...           "quasi_identifiers": {"zip": {"source": "mask", "height": 5}},
         ...           "transformation": {"zip": 2}, "k": 2, "identifying": [],
         ...           "sensitive": [], "suppression_limit": {"fraction": None, "rows": 1},
         ...           "algorithm": "minimal", "policy": "min-relative-distance"}

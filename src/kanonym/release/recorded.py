@@ -19,8 +19,8 @@ Example (a release, then a second one of the same source whose seed is refused):
     >>> config = AnonymizationConfig(quasi_identifiers={"zip": "mask"}, k=2, seed=7,
     ...                              insensitive=("disease",))
     >>> first = ledger.release(table, config, output=folder / "r1.csv")
-    >>> first.entry.id, first.entry.quasi_identifiers, first.entry.seed
-    (1, ('zip',), 7)
+    >>> first.entry.id, list(first.entry.quasi_identifiers), first.entry.seed
+    (1, ['zip'], 7)
     >>> ledger.release(table, config, output=folder / "r2.csv")
     Traceback (most recent call last):
     ...

@@ -5,7 +5,7 @@ The report is a plain JSON object whose keys are documented on the documentation
 changes whenever a key changes meaning or disappears, so reviewers' tooling can rely on it.
 
 Example:
-    >>> render_json({"schema_version": 1, "k": 5})[:1]
+    >>> render_json({"schema_version": 2, "k": 5})[:1]
     b'{'
 """
 
