@@ -131,4 +131,4 @@ def test_every_release_satisfies_every_kind_of_model(problem, data, spec, algori
     assert table.height - result.table.height <= max_sup
     event(f"released: {algorithm}")
     model = parse_model(spec, sensitive_hierarchies={"s": S_HIERARCHY})
-    verify_models(result.table, quasi_identifiers=list(hs), source=table, models=[model])
+    verify_models(result.table, columns=list(hs), source=table, models=[model])

@@ -81,7 +81,7 @@ def _verify(table: pl.DataFrame, **overrides) -> None:
     arguments = {
         "source": table,
         "source_rows": np.arange(table.height, dtype=np.int64),
-        "quasi_identifiers": QI,
+        "columns": QI,
         "hierarchies": hierarchies,
         "levels": dict.fromkeys(QI, 0),
         "k": 2,
@@ -104,7 +104,7 @@ def test_verify_accepts_figure_2() -> None:
         ({"suppressed_rows": 2}, "suppresses 0 rows; the report counts 2"),
         ({"removed_columns": ["Problem"]}, "identifying"),
         ({"levels": {**dict.fromkeys(QI, 0), "ZIP": 1}}, r"'0214\*' where its input value"),
-        ({"quasi_identifiers": [*QI, "Name"]}, "lacks"),
+        ({"columns": [*QI, "Name"]}, "lacks"),
         ({"source_rows": np.arange(1, 12) % 11}, "row 5, column 'Race': 'Black' where"),
     ],
 )

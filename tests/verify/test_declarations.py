@@ -33,7 +33,7 @@ class Declared:
 
 
 def check(*models: object, released: pl.DataFrame = TABLE) -> None:
-    verify_models(released, quasi_identifiers=["zip"], source=TABLE, models=models)  # type: ignore[arg-type]
+    verify_models(released, columns=["zip"], source=TABLE, models=models)  # type: ignore[arg-type]
 
 
 def test_the_verify_package_imports_no_model_search_lattice_or_encoding_code() -> None:

@@ -26,7 +26,7 @@ def _verify(labels: list[str]) -> None:
         pl.DataFrame({"bmi": labels, "sex": ["*"] * 4}),
         source=SOURCE,
         origin=np.arange(4),
-        quasi_identifiers=["bmi", "sex"],
+        columns=["bmi", "sex"],
         numeric={"bmi"},
         hierarchies={"sex": SEX},
         k=2,

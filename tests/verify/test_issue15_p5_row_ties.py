@@ -280,7 +280,7 @@ def test_issue15_p5_every_unfaulted_generalization_passes_the_row_check(problem,
         released,
         source=table,
         source_rows=rows,
-        quasi_identifiers=list(hs),
+        columns=list(hs),
         hierarchies=hs,
         levels=levels,
         k=k,
@@ -350,7 +350,7 @@ def test_issue15_p5_an_ancestor_passes_only_without_levels() -> None:
     coarser = released.with_columns(
         pl.when(pl.col("n") == "1").then(pl.lit("*")).otherwise(pl.col("zip")).alias("zip")
     )
-    common = {"source": table, "source_rows": rows, "quasi_identifiers": ["zip"]}
+    common = {"source": table, "source_rows": rows, "columns": ["zip"]}
     verify_rows(coarser, hierarchies={"zip": ZIP}, removed_columns=[], **common)
     with pytest.raises(VerificationError, match=r"'\*' where .* '0213\*'"):
         verify_rows(
@@ -370,13 +370,13 @@ def test_issue15_p5_missing_values_are_equal_and_typed_columns_compare_as_text()
     h = Hierarchy("zip", (("02138", "02139", None), ("0213*", "0213*", "?"), ("*",) * 3))
     released, rows = _generalized(table, {"zip": h}, (1,))
     verify_rows(
-        released, source=table, source_rows=rows, quasi_identifiers=["zip"],
+        released, source=table, source_rows=rows, columns=["zip"],
         hierarchies={"zip": h}, levels={"zip": 1}, removed_columns=[],
     )  # fmt: skip
     shown_null = released.with_columns(pl.lit(None, pl.String).alias("s"))
     with pytest.raises(VerificationError, match="column 's'"):
         verify_rows(
-            shown_null, source=table, source_rows=rows, quasi_identifiers=["zip"],
+            shown_null, source=table, source_rows=rows, columns=["zip"],
             hierarchies={"zip": h}, levels={"zip": 1}, removed_columns=[],
         )  # fmt: skip
 
@@ -397,7 +397,7 @@ def test_issue15_p5_source_rows_must_be_a_one_to_one_matching(
     with pytest.raises(VerificationError, match=message):
         verify_rows(
             table, source=table, source_rows=np.array(source_rows, dtype=np.int64),
-            quasi_identifiers=["zip"], hierarchies={"zip": ZIP}, removed_columns=[],
+            columns=["zip"], hierarchies={"zip": ZIP}, removed_columns=[],
         )  # fmt: skip
 
 
@@ -406,7 +406,7 @@ def test_issue15_p5_suppressed_rows_must_be_those_the_report_counts() -> None:
     released, rows = _generalized(table, {"zip": ZIP}, (2,))
     with pytest.raises(VerificationError, match="suppresses 0 rows; the report counts 1"):
         verify_release(
-            released, source=table, source_rows=rows, quasi_identifiers=["zip"],
+            released, source=table, source_rows=rows, columns=["zip"],
             hierarchies={"zip": ZIP}, levels={"zip": 2}, k=1, suppressed_rows=1,
             max_suppressed_rows=3, removed_columns=[],
         )  # fmt: skip
@@ -439,7 +439,7 @@ def test_unchanged_columns_keep_their_bytes_and_type(
     released = pl.DataFrame({"zip": ["0213*", "0214*"], "n": after})
     arguments = {
         "source": source, "source_rows": np.array([0, 1], dtype=np.int64),
-        "quasi_identifiers": ["zip"], "hierarchies": {"zip": ZIP}, "levels": {"zip": 1},
+        "columns": ["zip"], "hierarchies": {"zip": ZIP}, "levels": {"zip": 1},
         "removed_columns": [],
     }  # fmt: skip
     verify_rows(released.with_columns(before), **arguments)

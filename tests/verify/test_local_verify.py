@@ -38,7 +38,7 @@ def _verify(released: pl.DataFrame, origin=ORIGIN, k: int = 2) -> None:
         released,
         source=SOURCE,
         origin=origin,
-        quasi_identifiers=["age", "sex"],
+        columns=["age", "sex"],
         numeric={"age"},
         hierarchies={"sex": SEX},
         k=k,

@@ -26,7 +26,7 @@ def _check(released: pl.DataFrame, rows=(0, 1, 2, 3), k: int = 2, max_rows: int 
         released,
         source=SOURCE,
         source_rows=np.asarray(rows, dtype=np.int64),
-        quasi_identifiers=["zip", "sex"],
+        columns=["zip", "sex"],
         hierarchies={"zip": ZIP, "sex": SEX},
         levels=kw.pop("levels", {"zip": 1, "sex": 0}),
         k=k,

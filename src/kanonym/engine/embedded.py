@@ -106,7 +106,7 @@ class EmbeddedEngine:
             released.table,
             source=self.table.frame,
             source_rows=released.source_rows,
-            quasi_identifiers=names,
+            columns=names,
             hierarchies=expected.hierarchies,
             levels=dict(zip(names, plan.levels, strict=True)),
             k=expected.k,
@@ -116,7 +116,7 @@ class EmbeddedEngine:
         )
         verify_models(
             released.table,
-            quasi_identifiers=names,
+            columns=names,
             source=self.table.frame,
             models=expected.models,
         )

@@ -463,14 +463,14 @@ def keep_published_generality(
     if not changed:
         return result, 0
     table = frame.sort("__kanonym_row").select(result.table.columns)
-    quasi_identifiers = list(result.hierarchies)
-    summary = measure(table, quasi_identifiers, result.config.k)
+    columns = list(result.hierarchies)
+    summary = measure(table, columns, result.config.k)
     if not summary.k_anonymous:
         raise VerificationError(
             f"keeping what release {base.id} published for {changed} cell(s) leaves "
             f"{summary.rows_below_k} rows in classes smaller than {result.config.k}"
         )
-    verify_models(table, quasi_identifiers=quasi_identifiers, source=source, models=result.models)
+    verify_models(table, columns=columns, source=source, models=result.models)
     return dataclasses.replace(result, table=table), changed
 
 

@@ -53,7 +53,7 @@ def release_cells(
         released,
         source=frame,
         source_rows=rows,
-        quasi_identifiers=names,
+        columns=names,
         hierarchies=hierarchies,
         levels=dict(zip(names, node, strict=True)),
         k=config.k,
@@ -66,7 +66,7 @@ def release_cells(
             f"release shows {counts.total} blanked cells in {counts.rows} rows; "
             f"the search blanked {blanked.total_cells} in {blanked.rows}"
         )
-    verify_models(released, quasi_identifiers=names, source=frame, models=evaluator.models)
+    verify_models(released, columns=names, source=frame, models=evaluator.models)
     lap("verify")
     phases = (
         {

@@ -84,13 +84,13 @@ def release_local(table: Table, config: AnonymizationConfig, read_seconds: float
         released,
         source=table.frame,
         origin=origin,
-        quasi_identifiers=encoded.names,
+        columns=encoded.names,
         numeric={name for name, flag in zip(encoded.names, numeric, strict=True) if flag},
         hierarchies=hierarchies,
         k=config.k,
         removed_columns=config.identifying,
     )
-    verify_models(released, quasi_identifiers=encoded.names, source=table.frame, models=models)
+    verify_models(released, columns=encoded.names, source=table.frame, models=models)
     stopwatch.lap("verify")
     weights = config.weight_vector(encoded.names)
     metrics = local_recoding_measures(

@@ -23,7 +23,7 @@ Example:
     >>> source = pl.DataFrame({"zip": ["02138", "02139", "02141"]})
     >>> released = pl.DataFrame({"zip": ["*", "0213*", "*"]})
     >>> counts = verify_cells(released, source=source, source_rows=np.array([2, 0, 1]),
-    ...     quasi_identifiers=["zip"], hierarchies={"zip": h}, levels={"zip": 1}, k=1,
+    ...     columns=["zip"], hierarchies={"zip": h}, levels={"zip": 1}, k=1,
     ...     max_rows=2, removed_columns=[])
     >>> counts.by_attribute, counts.rows
     ({'zip': 2}, 2)
@@ -63,9 +63,9 @@ class CellCounts:
         return sum(self.by_attribute.values())
 
     @classmethod
-    def none(cls, quasi_identifiers: Sequence[str]) -> CellCounts:
-        """No blanked cell (tuple suppression or none)."""
-        return cls(by_attribute=dict.fromkeys(quasi_identifiers, 0), rows=0)
+    def none(cls, columns: Sequence[str]) -> CellCounts:
+        """No blanked cell in any of ``columns`` (tuple suppression or none)."""
+        return cls(by_attribute=dict.fromkeys(columns, 0), rows=0)
 
 
 def expected_labels(column: pl.Series, hierarchy: Hierarchy, level: int) -> pl.Series:
@@ -84,7 +84,7 @@ def verify_cells(
     *,
     source: pl.DataFrame,
     source_rows: npt.NDArray[np.int64],
-    quasi_identifiers: Sequence[str],
+    columns: Sequence[str],
     hierarchies: Mapping[str, Hierarchy],
     levels: Mapping[str, int],
     k: int,
@@ -93,8 +93,8 @@ def verify_cells(
 ) -> CellCounts:
     """Re-check a cell-suppressed release; raise VerificationError if it fails.
 
-    ``source_rows[i]`` is the input row that released row i comes from.
-    Returns the blanked cells counted from the table.
+    ``columns`` names the quasi-identifier columns and ``source_rows[i]`` is
+    the input row that released row i comes from. Returns the blanked cells counted from the table.
     """
     require_removed(released, removed_columns)
     expected_columns = require_columns(released, source, removed_columns)
@@ -108,11 +108,11 @@ def verify_cells(
             f"cell suppression releases every input row once: {released.height} rows "
             f"released of {n}"
         )
-    others = [c for c in expected_columns if c not in quasi_identifiers]
+    others = [c for c in expected_columns if c not in columns]
     require_unchanged(released, gathered(source, others, source_rows), others, source_rows)
     blanked_rows = np.zeros(n, dtype=np.bool_)
     by_attribute: dict[str, int] = {}
-    for name in quasi_identifiers:
+    for name in columns:
         hierarchy = hierarchies[name]
         root = hierarchy.levels[-1][0]
         expected = expected_labels(source.get_column(name), hierarchy, levels[name]).gather(
@@ -134,5 +134,5 @@ def verify_cells(
     rows = int(blanked_rows.sum())
     if rows > max_rows:
         raise VerificationError(f"release blanks cells in {rows} rows; the limit is {max_rows}")
-    require_k_anonymous(released, quasi_identifiers, k)
+    require_k_anonymous(released, columns, k)
     return CellCounts(by_attribute=by_attribute, rows=rows)

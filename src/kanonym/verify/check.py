@@ -68,11 +68,9 @@ def require_removed(released: pl.DataFrame, removed_columns: Collection[str]) ->
         raise VerificationError(f"release still holds identifying column(s) {leaked}")
 
 
-def require_k_anonymous(
-    released: pl.DataFrame, quasi_identifiers: Sequence[str], k: int
-) -> ClassSizeSummary:
+def require_k_anonymous(released: pl.DataFrame, columns: Sequence[str], k: int) -> ClassSizeSummary:
     """The release's class sizes; VerificationError unless it is k-anonymous."""
-    summary = measure(released, quasi_identifiers, k)
+    summary = measure(released, columns, k)
     if not summary.k_anonymous:
         raise VerificationError(
             f"release is not {k}-anonymous: {summary.rows_below_k} rows in classes "
@@ -86,7 +84,7 @@ def verify_release(
     *,
     source: pl.DataFrame,
     source_rows: npt.NDArray[np.int64],
-    quasi_identifiers: Sequence[str],
+    columns: Sequence[str],
     hierarchies: Mapping[str, Hierarchy],
     levels: Mapping[str, int],
     k: int,
@@ -96,9 +94,10 @@ def verify_release(
 ) -> ClassSizeSummary:
     """Re-check a full-domain release before it is written; raise VerificationError if it fails.
 
-    ``source`` is the input table and ``source_rows[i]`` the input row that
-    released row i comes from; ``levels`` the chosen hierarchy level of each
-    quasi-identifier; ``suppressed_rows`` the rows the report says were removed.
+    ``columns`` names the quasi-identifier columns; ``source`` is the input
+    table and ``source_rows[i]`` the input row that released row i comes from;
+    ``levels`` the chosen hierarchy level of each quasi-identifier;
+    ``suppressed_rows`` the rows the report says were removed.
     Checks: no removed (identifying) column is present; each released row is
     the generalization to ``levels`` of exactly one input row, its other cells
     unchanged (:func:`kanonym.verify.rows.verify_rows`); the input rows released
@@ -106,14 +105,14 @@ def verify_release(
     the table is k-anonymous on the quasi-identifiers.
     """
     require_removed(released, removed_columns)
-    missing = [c for c in quasi_identifiers if c not in released.columns]
+    missing = [c for c in columns if c not in released.columns]
     if missing:
         raise VerificationError(f"release lacks quasi-identifier column(s) {missing}")
     verify_rows(
         released,
         source=source,
         source_rows=source_rows,
-        quasi_identifiers=quasi_identifiers,
+        columns=columns,
         hierarchies=hierarchies,
         removed_columns=removed_columns,
         levels=levels,
@@ -128,4 +127,4 @@ def verify_release(
         raise VerificationError(
             f"release suppresses {suppressed} rows; the limit is {max_suppressed_rows}"
         )
-    return require_k_anonymous(released, quasi_identifiers, k)
+    return require_k_anonymous(released, columns, k)

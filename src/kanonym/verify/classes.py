@@ -45,28 +45,28 @@ def value_counts(column: pl.Series) -> dict[Value, int]:
     return dict(zip(counted["value"].to_list(), counted["len"].to_list(), strict=True))
 
 
-def class_sizes(frame: pl.DataFrame, quasi_identifiers: Sequence[str]) -> pl.Series:
-    """The rows of each class of ``frame`` on ``quasi_identifiers``."""
-    if not quasi_identifiers:
+def class_sizes(frame: pl.DataFrame, columns: Sequence[str]) -> pl.Series:
+    """The rows of each class of ``frame`` on ``columns``."""
+    if not columns:
         return pl.Series("len", [frame.height] if frame.height else [], pl.UInt32)
-    return frame.group_by(list(quasi_identifiers)).len()["len"]
+    return frame.group_by(list(columns)).len()["len"]
 
 
 def class_value_counts(
-    frame: pl.DataFrame, quasi_identifiers: Sequence[str], attribute: str
+    frame: pl.DataFrame, columns: Sequence[str], attribute: str
 ) -> Iterator[dict[Value, int]]:
-    """Per class of ``frame`` on ``quasi_identifiers``: rows holding each value of ``attribute``.
+    """Per class of ``frame`` on ``columns``: rows holding each value of ``attribute``.
 
     Classes come in the order of their quasi-identifier values (missing last).
     """
     if frame.height == 0:
         return
     value, rows = _free(frame, "value"), _free(frame, "rows")
-    keys = list(quasi_identifiers) or [_free(frame, "class")]
+    keys = list(columns) or [_free(frame, "class")]
     counted = (
         frame.select(
-            *(pl.col(q) for q in quasi_identifiers),
-            *([] if quasi_identifiers else [pl.lit(0).alias(keys[0])]),
+            *(pl.col(q) for q in columns),
+            *([] if columns else [pl.lit(0).alias(keys[0])]),
             pl.col(attribute).cast(pl.String).alias(value),
         )
         .group_by([*keys, value])

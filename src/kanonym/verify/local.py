@@ -16,7 +16,7 @@ Example:
     >>> released = pl.DataFrame({"age": ["31-38", "31-38", "38-40"], "sex": ["*", "*", "*"]})
     >>> sex = Hierarchy("sex", (("F", "M"), ("*", "*")))
     >>> verify_local_recoding(released, source=source, origin=np.array([0, 2, 1]),
-    ...                       quasi_identifiers=["age", "sex"], numeric={"age"},
+    ...                       columns=["age", "sex"], numeric={"age"},
     ...                       hierarchies={"sex": sex}, k=1, removed_columns=[])
     Traceback (most recent call last):
     ...
@@ -113,7 +113,7 @@ def verify_local_recoding(
     *,
     source: pl.DataFrame,
     origin: npt.NDArray[np.int64],
-    quasi_identifiers: Sequence[str],
+    columns: Sequence[str],
     numeric: Collection[str],
     hierarchies: Mapping[str, Hierarchy],
     k: int,
@@ -121,7 +121,8 @@ def verify_local_recoding(
 ) -> ClassSizeSummary:
     """Raise VerificationError unless ``released`` is a faithful k-anonymous recoding of ``source``.
 
-    ``origin[i]`` is the input row that released row i comes from. Checks:
+    ``columns`` names the quasi-identifier columns and ``origin[i]`` is the
+    input row that released row i comes from. Checks:
     no removed column is present and every other input column is; every
     input row is released exactly once (local recoding suppresses nothing);
     the columns that are not quasi-identifiers hold the input's values; every
@@ -145,10 +146,10 @@ def verify_local_recoding(
             f"release does not hold every one of the {n} input rows exactly once"
         )
     originals = source[origin]
-    others = [c for c in expected if c not in quasi_identifiers]
+    others = [c for c in expected if c not in columns]
     if not released.select(others).equals(originals.select(others)):
         raise VerificationError("release changed a column that is not a quasi-identifier")
-    for column in quasi_identifiers:
+    for column in columns:
         pairs = pl.DataFrame(
             {
                 "label": released.get_column(column).cast(pl.String),
@@ -174,4 +175,4 @@ def verify_local_recoding(
             raise VerificationError(
                 f"release row {row}, column '{column}': {label!r} does not cover {value!r}"
             )
-    return require_k_anonymous(released, quasi_identifiers, k)
+    return require_k_anonymous(released, columns, k)

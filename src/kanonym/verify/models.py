@@ -23,7 +23,7 @@ Example:
     ...     attribute: str
     ...     l: int
     >>> table = pl.DataFrame({"zip": ["0213*"] * 2, "disease": ["flu", "flu"]})
-    >>> verify_models(table, quasi_identifiers=["zip"], source=table,
+    >>> verify_models(table, columns=["zip"], source=table,
     ...               models=[Declared("distinct-l-diversity", "disease", 2)])
     Traceback (most recent call last):
     ...
@@ -221,13 +221,14 @@ def number(model: object, name: str) -> float:
 def verify_models(
     released: pl.DataFrame,
     *,
-    quasi_identifiers: Sequence[str],
+    columns: Sequence[str],
     source: pl.DataFrame,
     models: Sequence[ModelDeclaration],
 ) -> None:
     """Raise VerificationError unless every class of ``released`` satisfies every model.
 
-    ``source`` is the input table, whose distribution of each sensitive
+    The classes group ``released`` on ``columns``, the quasi-identifier
+    columns. ``source`` is the input table, whose distribution of each sensitive
     attribute is the reference for the models that compare a class with the
     whole table. A model of a kind the re-check does not know, or whose
     parameters it cannot read, fails the check even on an empty release.
@@ -238,7 +239,7 @@ def verify_models(
     references: dict[str, Reference] = {}
     for rule in rules:
         if isinstance(rule, SizeRule):
-            kind, sizes = "k-anonymity", class_sizes(released, quasi_identifiers).to_list()
+            kind, sizes = "k-anonymity", class_sizes(released, columns).to_list()
             failing = sum(1 for size in sizes if not k_anonymous(size, rule.k))
             classes = len(sizes)
         else:
@@ -254,7 +255,7 @@ def verify_models(
             except InputError as error:
                 raise VerificationError(f"{kind} on '{attribute}': {error}") from None
             failing = classes = 0
-            for counts in class_value_counts(released, quasi_identifiers, attribute):
+            for counts in class_value_counts(released, columns, attribute):
                 if any(v not in reference.counts for v in counts):
                     # The value itself is not shown: it may identify someone.
                     raise VerificationError(

@@ -36,10 +36,10 @@ which their ZIPs, both 0213*, cannot show):
     >>> source = pl.DataFrame({"zip": ["02138", "02139", "02141"], "n": [1, 2, 3]})
     >>> released = pl.DataFrame({"zip": ["0213*", "0214*", "0213*"], "n": [2, 3, 1]})
     >>> verify_rows(released, source=source, source_rows=np.array([1, 2, 0]),
-    ...             quasi_identifiers=["zip"], hierarchies={"zip": h}, levels={"zip": 1},
+    ...             columns=["zip"], hierarchies={"zip": h}, levels={"zip": 1},
     ...             removed_columns=[])
     >>> verify_rows(released, source=source, source_rows=np.array([0, 2, 1]),
-    ...             quasi_identifiers=["zip"], hierarchies={"zip": h}, levels={"zip": 1},
+    ...             columns=["zip"], hierarchies={"zip": h}, levels={"zip": 1},
     ...             removed_columns=[])
     Traceback (most recent call last):
     ...
@@ -334,15 +334,16 @@ def verify_rows(
     *,
     source: pl.DataFrame,
     source_rows: IntArray,
-    quasi_identifiers: Sequence[str],
+    columns: Sequence[str],
     hierarchies: Mapping[str, Hierarchy],
     removed_columns: Collection[str],
     levels: Mapping[str, int] | None = None,
 ) -> None:
     """Raise VerificationError unless each released row generalizes exactly one input row.
 
-    ``source_rows[i]`` is the input row released row i comes from. With
-    ``levels`` every quasi-identifier cell must be its input value's label at
+    ``columns`` names the quasi-identifier columns and ``source_rows[i]`` is
+    the input row released row i comes from. With ``levels`` every
+    quasi-identifier cell must be its input value's label at
     that level; without, the value or any ancestor (see the module docstring
     for every check). Suppressed rows are the input rows no released row
     comes from; how many there may be is the caller's to check.
@@ -353,8 +354,8 @@ def verify_rows(
         released,
         source,
         source_rows,
-        {name: hierarchies[name] for name in quasi_identifiers},
+        {name: hierarchies[name] for name in columns},
         levels,
     )
-    others = [c for c in expected if c not in quasi_identifiers]
+    others = [c for c in expected if c not in columns]
     require_unchanged(released, gathered(source, others, source_rows), others, source_rows)

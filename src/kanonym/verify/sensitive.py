@@ -184,24 +184,24 @@ class CheckSummary(ClassSizeSummary):
 
 
 def measure_table(
-    frame: pl.DataFrame, quasi_identifiers: Sequence[str], k: int, sensitive: Sequence[str] = ()
+    frame: pl.DataFrame, columns: Sequence[str], k: int, sensitive: Sequence[str] = ()
 ) -> CheckSummary:
-    """Class sizes of ``frame`` on ``quasi_identifiers`` and the measures of each ``sensitive``."""
-    sizes = measure(frame, quasi_identifiers, k)
+    """Class sizes of ``frame`` on ``columns`` and the measures of each ``sensitive``."""
+    sizes = measure(frame, columns, k)
     return CheckSummary(
         rows=sizes.rows,
         classes=sizes.classes,
         smallest_class=sizes.smallest_class,
         rows_below_k=sizes.rows_below_k,
         k=sizes.k,
-        sensitive={name: measure_sensitive(frame, quasi_identifiers, name) for name in sensitive},
+        sensitive={name: measure_sensitive(frame, columns, name) for name in sensitive},
     )
 
 
 def measure_sensitive(
-    frame: pl.DataFrame, quasi_identifiers: Sequence[str], attribute: str
+    frame: pl.DataFrame, columns: Sequence[str], attribute: str
 ) -> SensitiveSummary:
-    """Every measure of ``attribute`` over the classes of ``frame`` on ``quasi_identifiers``."""
+    """Every measure of ``attribute`` over the classes of ``frame`` on ``columns``."""
     if frame.height == 0:
         return SensitiveSummary(
             attribute=attribute,
@@ -227,7 +227,7 @@ def measure_sensitive(
     least_entropy = math.inf
     alpha = t_equal = t_ordered = beta = Fraction(0)
     delta = 0.0
-    for counts in class_value_counts(frame, quasi_identifiers, attribute):
+    for counts in class_value_counts(frame, columns, attribute):
         smallest = min(smallest, rows(counts))
         l_distinct = min(l_distinct, distinct_values(counts))
         least_entropy = min(least_entropy, entropy(counts))
@@ -242,7 +242,7 @@ def measure_sensitive(
     # Every class holds at least l_distinct values, so each ratio is a number.
     c = max(
         recursive_ratio(counts, l_distinct) or Fraction(0)
-        for counts in class_value_counts(frame, quasi_identifiers, attribute)
+        for counts in class_value_counts(frame, columns, attribute)
     )
     return SensitiveSummary(
         attribute=attribute,
