@@ -11,6 +11,7 @@ import pytest
 
 import kanonym
 import kanonym.models
+from kanonym.datasets import adult_hierarchies, load_adult
 
 SUBPACKAGES = {
     "attacks",
@@ -133,3 +134,23 @@ def test_k_is_keyword_only_in_every_public_function() -> None:
     for function in (kanonym.anonymize, kanonym.check, kanonym.link, kanonym.audit):
         parameter = inspect.signature(function).parameters["k"]
         assert parameter.kind is inspect.Parameter.KEYWORD_ONLY, function.__name__
+
+
+def test_the_issue_11_model_example_runs() -> None:
+    # Issue 11: `anonymize(models=[kanonym.DistinctLDiversity("occupation", l=3)])`.
+    table = load_adult()
+    hierarchies = adult_hierarchies()
+    del hierarchies["occupation"]
+    result = kanonym.anonymize(
+        table,
+        quasi_identifiers=hierarchies,
+        sensitive=["occupation"],
+        k=5,
+        max_suppression=0.04,
+        models=[kanonym.DistinctLDiversity("occupation", l=3)],
+        seed=1,
+    )
+    smallest_diversity = (
+        result.table.group_by(list(hierarchies)).agg(pl.col("occupation").n_unique()).min()
+    )
+    assert smallest_diversity.get_column("occupation")[0] >= 3

@@ -49,7 +49,7 @@ def real_number(
         raise InputError(f"{what} must be a number {lower}{upper}, got {value!r}")
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True)
 class SensitiveAttributeModel(ABC):
     """A privacy model on the values of one sensitive attribute in each class.
 
