@@ -98,10 +98,6 @@ class EncodedTable:
         """Rows represented."""
         return self.frequency_set.n_rows
 
-    def with_rows(self, row_tuple: IntArray) -> EncodedTable:
-        """This table with each input row's frequency-set tuple (held by the engine)."""
-        return EncodedTable(self.attributes, self.frequency_set.with_rows(row_tuple))
-
     def row_codes(self, attribute: int) -> Codes:
         """Leaf code of every row for one attribute (row-level: local recoding only).
 

@@ -77,10 +77,6 @@ class FrequencySet:
         """Rows represented."""
         return int(self.counts.sum())
 
-    def with_rows(self, row_tuple: IntArray) -> FrequencySet:
-        """This set with each input row's tuple index."""
-        return FrequencySet(codes=self.codes, counts=self.counts, row_tuple=row_tuple)
-
     def rows(self) -> IntArray:
         """Each input row's tuple index.
 
