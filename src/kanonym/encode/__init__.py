@@ -1,16 +1,19 @@
 """Encode step: distinct raw tuples to integer codes, and the frequency set."""
 
+from kanonym.encode.dictionary import DictionaryCodes, dictionary_codes
 from kanonym.encode.encoding import EncodedAttribute, EncodedTable, encode, encode_grouped
 from kanonym.encode.frequency import FrequencySet, pack_codes
 from kanonym.encode.grouping import Grouped, group_frame
 from kanonym.encode.sensitive import SensitiveAttribute, encode_sensitive
 
 __all__ = [
+    "DictionaryCodes",
     "EncodedAttribute",
     "EncodedTable",
     "FrequencySet",
     "Grouped",
     "SensitiveAttribute",
+    "dictionary_codes",
     "encode",
     "encode_grouped",
     "encode_sensitive",

@@ -35,6 +35,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
+from kanonym.encode.dictionary import DictionaryCodes, dictionary_codes
 from kanonym.encode.frequency import FrequencySet, IntArray
 from kanonym.encode.grouping import Grouped
 from kanonym.hierarchy import Hierarchy
@@ -132,46 +133,19 @@ def _dictionary(
     return present, attribute
 
 
-def _leaf_codes(
-    frame: pl.DataFrame,
-    hierarchies: Mapping[str, Hierarchy],
-    known: Mapping[str, Sequence[str | None]] | None = None,
-) -> tuple[npt.NDArray[np.int64], tuple[EncodedAttribute, ...]]:
-    """Every row's leaf code per quasi-identifier (an ``(n, m)`` matrix), and the
-    dictionaries.
-
-    Each column's values are numbered by casting it to an Enum of its present
-    values (a third faster than ``replace_strict`` with a dict on adult and
-    fars), all columns in one Polars query so that they are coded in parallel;
-    the missing value, which an Enum cannot hold, takes the last number.
-    ``known`` holds each column's distinct values when the caller already
-    has them (as strings). The matrix is column-major: each column is written
-    and later read as one contiguous run.
-    """
-    names = list(hierarchies)
-    if not names:
-        return np.zeros((frame.height, 0), dtype=np.int64), ()
-    text = [pl.col(name).cast(pl.String) for name in names]
-    uniques = (
-        [known[name] for name in names]
-        if known is not None and all(name in known for name in names)
-        else frame.select(column.unique().implode() for column in text).row(0)
-    )
-    dictionaries = [
-        _dictionary(name, list(values), hierarchies[name])
-        for name, values in zip(names, uniques, strict=True)
-    ]
-    named = [[value for value in present if value is not None] for present, _ in dictionaries]
-    physical = frame.select(
-        column.cast(pl.Enum(values)).to_physical().fill_null(len(values)).cast(pl.Int64)
-        for column, values in zip(text, named, strict=True)
-    )
-    matrix = np.empty((frame.height, len(names)), dtype=np.int64, order="F")
-    for j, ((present, _), values) in enumerate(zip(dictionaries, named, strict=True)):
+def _attributes(
+    dictionaries: DictionaryCodes, hierarchies: Mapping[str, Hierarchy]
+) -> tuple[list[IntArray], tuple[EncodedAttribute, ...]]:
+    """Per quasi-identifier (the dictionaries' columns, in order), the leaf code of each
+    of its dictionary values, and its encoded attribute."""
+    leaf_of: list[IntArray] = []
+    attributes: list[EncodedAttribute] = []
+    for name, values in zip(dictionaries.columns, dictionaries.values, strict=True):
+        present, attribute = _dictionary(name, list(values), hierarchies[name])
         code_of = {value: code for code, value in enumerate(present)}
-        remap = np.array([code_of[v] for v in values] + [code_of.get(None, -1)], dtype=np.int64)
-        matrix[:, j] = remap[physical.to_series(j).to_numpy()]
-    return matrix, tuple(attribute for _, attribute in dictionaries)
+        leaf_of.append(np.array([code_of[v] for v in values], dtype=np.int64))
+        attributes.append(attribute)
+    return leaf_of, tuple(attributes)
 
 
 def encode_grouped(
@@ -185,7 +159,11 @@ def encode_grouped(
     table and, for each grouped tuple, the index of its frequency-set tuple
     (two raw tuples that differ only outside the quasi-identifiers share one).
     """
-    matrix, attributes = _leaf_codes(grouped.values, hierarchies)
+    dictionaries = dictionary_codes(grouped.values, list(hierarchies))
+    leaf_of, attributes = _attributes(dictionaries, hierarchies)
+    matrix = np.empty((len(grouped.counts), len(attributes)), dtype=np.int64)
+    for j, leaf in enumerate(leaf_of):
+        matrix[:, j] = leaf[dictionaries.codes[:, j]]
     frequency_set, group_tuple = FrequencySet.from_groups(
         matrix, grouped.counts, tuple(a.cardinality(0) for a in attributes)
     )
@@ -208,11 +186,15 @@ def encode(
     column's distinct values as strings, when already known.
 
     The result equals :func:`encode_grouped` on the table's grouping (a
-    property test holds them to it), but in memory each column is encoded
-    on its rows and the codes are grouped by the compiled hash kernel: on
-    adult, where 65 % of the rows are distinct tuples, grouping the raw
+    property test holds them to it), but in memory each column is
+    dictionary-coded on its rows (:func:`~kanonym.encode.dictionary_codes`)
+    and the codes are looked up, packed and grouped by one compiled kernel:
+    on adult, where 65 % of the rows are distinct tuples, grouping the raw
     strings first costs twice as much (benchmarks/README.md).
     """
-    matrix, attributes = _leaf_codes(frame, hierarchies, present)
-    frequency_set = FrequencySet.from_codes(matrix, tuple(a.cardinality(0) for a in attributes))
+    dictionaries = dictionary_codes(frame, list(hierarchies), present)
+    leaf_of, attributes = _attributes(dictionaries, hierarchies)
+    frequency_set = FrequencySet.from_lookups(
+        dictionaries.codes, leaf_of, tuple(a.cardinality(0) for a in attributes)
+    )
     return EncodedTable(attributes=attributes, frequency_set=frequency_set)

@@ -15,11 +15,13 @@ Example:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+from numba import njit
 
 from kanonym.encode.grouping import count_hashed
 
@@ -52,6 +54,35 @@ def pack_codes(
         keys = keys * radix + column
         space *= radix
     return keys, space
+
+
+@njit(cache=True, nogil=True)
+def _pack_looked_up(
+    codes: npt.NDArray[np.uint32], lookups: IntArray, radices: IntArray, keys: IntArray
+) -> None:
+    """``keys[i]``: the mixed-radix key of row i's codes ``lookups[j, codes[i, j]]``.
+
+    Looks every column's codes up and packs them in one pass per column, with
+    no temporary code matrix (the caller ensures the keys cannot overflow).
+    """
+    keys[:] = 0
+    for j in range(codes.shape[1]):
+        column = codes[:, j]
+        lookup = lookups[j]
+        radix = radices[j]
+        for i in range(codes.shape[0]):
+            keys[i] = keys[i] * radix + lookup[column[i]]
+
+
+@njit(cache=True, nogil=True)
+def _looked_up_rows(codes: npt.NDArray[np.uint32], lookups: IntArray, rows: IntArray) -> IntArray:
+    """The looked-up codes (as in :func:`_pack_looked_up`) of the given rows only."""
+    m = codes.shape[1]
+    out = np.empty((rows.shape[0], m), dtype=np.int64)
+    for t in range(rows.shape[0]):
+        for j in range(m):
+            out[t, j] = lookups[j, codes[rows[t], j]]
+    return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -124,3 +155,28 @@ class FrequencySet:
         rows = np.arange(len(keys), dtype=np.int64)
         first, counts, row_tuple = count_hashed(keys, np.ones_like(rows), rows)
         return cls(codes=matrix[first], counts=counts, row_tuple=row_tuple)
+
+    @classmethod
+    def from_lookups(
+        cls, codes: npt.NDArray[np.uint32], lookups: Sequence[IntArray], radices: tuple[int, ...]
+    ) -> FrequencySet:
+        """The frequency set of rows whose code in column j is ``lookups[j][codes[i, j]]``,
+        in ``range(radices[j])`` (``codes``: a column-major dictionary-code matrix).
+
+        Equal to :meth:`from_codes` on the looked-up code matrix, which is
+        never built: keys are packed straight from ``codes``.
+        """
+        n, m = codes.shape
+        if m == 0 or math.prod(radices) >= KEY_LIMIT:
+            matrix = np.empty((n, m), dtype=np.int64, order="F")
+            for j in range(m):
+                matrix[:, j] = lookups[j][codes[:, j]]
+            return cls.from_codes(matrix, radices)
+        table = np.zeros((m, max(len(lookup) for lookup in lookups)), dtype=np.int64)
+        for j, lookup in enumerate(lookups):
+            table[j, : len(lookup)] = lookup
+        keys = np.empty(n, dtype=np.int64)
+        _pack_looked_up(codes, table, np.asarray(radices, np.int64), keys)
+        rows = np.arange(n, dtype=np.int64)
+        first, counts, row_tuple = count_hashed(keys, np.ones_like(rows), rows)
+        return cls(codes=_looked_up_rows(codes, table, first), counts=counts, row_tuple=row_tuple)

@@ -93,24 +93,37 @@ def count_into(
     filled = scratch[0]
     group_members = scratch[1]
     distinct = 0
-    for i in range(n):
-        key = keys[i]
-        slot = _slot(slots, key, shift, mask)
-        if slots[slot, 0] == _EMPTY:
-            slots[slot, 0] = key
-            filled[distinct] = slot
-            group_members[distinct] = members[i]
-            distinct += 1
-        slots[slot, 1] += sizes[i]
-    group_sizes = np.empty(distinct, dtype=np.int64)
-    for j in range(distinct):
-        group_sizes[j] = slots[filled[j], 1]
     if class_of.shape[0] > 0:
-        # A second pass, with the slots holding group numbers.
-        for j in range(distinct):
-            slots[filled[j], 1] = j
+        # Every row's group is wanted: the slots hold group numbers and the
+        # sizes are summed by group, in one pass (two passes, summing in the
+        # slots first, measured 1.4 times slower on fars' 100,937 rows).
+        group_sizes = np.zeros(n, dtype=np.int64)
         for i in range(n):
-            class_of[i] = slots[_slot(slots, keys[i], shift, mask), 1]
+            key = keys[i]
+            slot = _slot(slots, key, shift, mask)
+            if slots[slot, 0] == _EMPTY:
+                slots[slot, 0] = key
+                slots[slot, 1] = distinct
+                filled[distinct] = slot
+                group_members[distinct] = members[i]
+                distinct += 1
+            group = slots[slot, 1]
+            group_sizes[group] += sizes[i]
+            class_of[i] = group
+        group_sizes = group_sizes[:distinct].copy()
+    else:
+        for i in range(n):
+            key = keys[i]
+            slot = _slot(slots, key, shift, mask)
+            if slots[slot, 0] == _EMPTY:
+                slots[slot, 0] = key
+                filled[distinct] = slot
+                group_members[distinct] = members[i]
+                distinct += 1
+            slots[slot, 1] += sizes[i]
+        group_sizes = np.empty(distinct, dtype=np.int64)
+        for j in range(distinct):
+            group_sizes[j] = slots[filled[j], 1]
     for j in range(distinct):
         slots[filled[j], 0] = _EMPTY
         slots[filled[j], 1] = 0
