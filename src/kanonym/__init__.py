@@ -48,7 +48,14 @@ from kanonym.models import (
     RecursiveCLDiversity,
     parse_model,
 )
-from kanonym.options import AlgorithmName, MetricName, PolicyName, TableLike, TechniqueName
+from kanonym.options import (
+    AlgorithmName,
+    EngineName,
+    MetricName,
+    PolicyName,
+    TableLike,
+    TechniqueName,
+)
 from kanonym.release import Result, Solution, anonymize, check, run_job
 from kanonym.verify import ClassSizeSummary
 
@@ -96,6 +103,7 @@ __all__ = [
     "DeltaDisclosurePrivacy",
     "DisclosureSummary",
     "DistinctLDiversity",
+    "EngineName",
     "EnhancedBetaLikeness",
     "EntropyLDiversity",
     "EqualDistanceTCloseness",

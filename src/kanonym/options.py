@@ -52,8 +52,13 @@ TechniqueName: TypeAlias = Literal[
 ]
 """One of Samarati's technique classes that kanonym runs (:mod:`kanonym.technique`)."""
 
-TableLike: TypeAlias = "str | Path | pl.DataFrame | pandas.DataFrame"
-"""A table: a CSV (plain or gzip) or Parquet path, or a Polars or pandas DataFrame
-(read by :func:`kanonym.io.load`)."""
+EngineName: TypeAlias = Literal["embedded", "postgres"]
+"""Where the rows are grouped, transformed and re-checked (:mod:`kanonym.engine`):
+in memory, or in a PostgreSQL server."""
 
-__all__ = ["AlgorithmName", "MetricName", "PolicyName", "TableLike", "TechniqueName"]
+TableLike: TypeAlias = "str | Path | pl.DataFrame | pandas.DataFrame"
+"""A table: a CSV (plain or gzip) or Parquet path, a Polars or pandas DataFrame
+(read by :func:`kanonym.io.load`), or a ``postgresql://`` URL naming a table or
+a query (the PostgreSQL engine)."""
+
+__all__ = ["AlgorithmName", "EngineName", "MetricName", "PolicyName", "TableLike", "TechniqueName"]

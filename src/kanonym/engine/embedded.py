@@ -53,6 +53,11 @@ class EmbeddedEngine:
         """The input's number of rows."""
         return self.table.frame.height
 
+    def require(self, names: Sequence[str]) -> None:
+        """Raise :class:`~kanonym.errors.InputError` naming the first of ``names`` the table
+        lacks."""
+        self.table.require(names)
+
     def distinct_values(self, column: str) -> list[str | None]:
         """The distinct values of ``column`` as strings (computed once)."""
         return self.distinct(column)[column]

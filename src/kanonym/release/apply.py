@@ -340,7 +340,7 @@ def apply_transformation(
     timings = {"read": time.perf_counter() - started}
     stopwatch = Stopwatch(timings)
     engine = EmbeddedEngine(table)
-    hierarchies = declare(table, config, engine)
+    hierarchies = declare(engine, config)
     for (name, hierarchy), height in zip(hierarchies.items(), recipe.heights, strict=True):
         # A mask hierarchy's height follows the longest value, so on a batch with
         # longer values the recorded level would mask a different number of characters.
@@ -351,7 +351,7 @@ def apply_transformation(
             )
     encoded = engine.encode(hierarchies)
     max_suppressed = config.suppression.max_rows(table.frame.height)
-    evaluator = build_evaluator(table, config, encoded, max_suppressed)
+    evaluator = build_evaluator(engine, config, encoded, max_suppressed)
     stopwatch.lap("encode")
     # No search: the one recorded node is checked, and kept or refused as it is.
     evaluation = evaluator.evaluate(recipe.levels)

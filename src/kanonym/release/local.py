@@ -61,7 +61,7 @@ def release_local(table: Table, config: AnonymizationConfig, read_seconds: float
     stopwatch = Stopwatch(timings)
     recoding = RECODINGS[config.algorithm]
     engine = EmbeddedEngine(table)
-    hierarchies = declare(table, config, engine)
+    hierarchies = declare(engine, config)
     models = declare_models(config)
     encoded = engine.encode(hierarchies)
     numeric = numeric_flags(

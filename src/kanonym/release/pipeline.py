@@ -20,15 +20,24 @@ from pathlib import Path
 
 from kanonym.config import AnonymizationConfig, HierarchyLike, ReleaseJob, SuppressionLimit
 from kanonym.engine import EmbeddedEngine
+from kanonym.engine.postgres import PostgresEngine, is_postgres_url, redact
 from kanonym.errors import InputError
 from kanonym.hierarchy import Duplicates
 from kanonym.io import Table, load
 from kanonym.lattice import Lattice
 from kanonym.metrics import MetricContext
 from kanonym.models import PrivacyModel
-from kanonym.options import AlgorithmName, MetricName, PolicyName, TableLike, TechniqueName
+from kanonym.options import (
+    AlgorithmName,
+    EngineName,
+    MetricName,
+    PolicyName,
+    TableLike,
+    TechniqueName,
+)
 from kanonym.release.local import release_local
 from kanonym.release.steps import (
+    RowEngine,
     Stopwatch,
     all_metrics,
     announce,
@@ -36,6 +45,7 @@ from kanonym.release.steps import (
     declare,
     level_bounds,
     measure_solution,
+    refuse_unserved,
     release_node,
     sensitive_hierarchies,
 )
@@ -48,12 +58,14 @@ from kanonym.verify import CheckSummary, measure_table
 
 
 def _run(
-    table: Table,
+    table: Table | PostgresEngine,
     config: AnonymizationConfig,
     read_seconds: float,
     on_progress: Callable[[Progress], None] | None,
 ) -> Result:
-    if config.local_recoding:
+    engine: RowEngine = EmbeddedEngine(table) if isinstance(table, Table) else table
+    refuse_unserved(engine, config)
+    if isinstance(table, Table) and config.local_recoding:
         # It encodes, partitions, recodes and verifies in one call: one stage here.
         announce(on_progress, "searching", detail=f"{config.algorithm}, local recoding")
         local = release_local(table, config, read_seconds)
@@ -62,13 +74,12 @@ def _run(
     stopwatch = Stopwatch(timings)
     steps = ("hierarchies", "quasi-identifiers", "frequency set", "metrics")
     announce(on_progress, "encoding", detail=steps[0], done=0, total=len(steps))
-    engine = EmbeddedEngine(table)
-    hierarchies = declare(table, config, engine)
+    hierarchies = declare(engine, config)
     announce(on_progress, "encoding", detail=steps[1], done=1, total=len(steps))
     encoded = engine.encode(hierarchies)
-    max_suppressed = config.suppression.max_rows(table.frame.height)
+    max_suppressed = config.suppression.max_rows(engine.rows)
     announce(on_progress, "encoding", detail=steps[2], done=2, total=len(steps))
-    evaluator = build_evaluator(table, config, encoded, max_suppressed)
+    evaluator = build_evaluator(engine, config, encoded, max_suppressed)
     announce(on_progress, "encoding", detail=steps[3], done=3, total=len(steps))
     context = MetricContext(
         encoded=encoded,
@@ -130,7 +141,7 @@ def _run(
         minimal_generalizations=solutions,
         config=config,
         seed=seed,
-        input_rows=table.frame.height,
+        input_rows=engine.rows,
         suppressed_rows=solutions[0].suppressed_rows,
         max_suppressed_rows=max_suppressed,
         nodes_checked=nodes_checked,
@@ -138,11 +149,11 @@ def _run(
         models=evaluator.models,
         sensitive_hierarchies=sensitive_hierarchies(evaluator.models),
         hierarchies=hierarchies,
-        source=table.source,
-        dialect=table.dialect,
+        source=engine.source,
+        dialect=table.dialect if isinstance(table, Table) else None,
         timings=timings,
         suppressed_cells=cells,
-        input_table=table,
+        input_table=table if isinstance(table, Table) else None,
         search_record=trace,
         on_progress=on_progress,
     )
@@ -175,8 +186,10 @@ def anonymize(
     on_progress: Callable[[Progress], None] | None = None,
     numeric: Sequence[str] = (),
     categorical: Sequence[str] = (),
+    engine: EngineName | None = None,
 ) -> Result:
-    """Anonymize ``data`` (a CSV/Parquet path, or a Polars or pandas DataFrame).
+    """Anonymize ``data`` (a CSV/Parquet path, a Polars or pandas DataFrame, or a
+    ``postgresql://`` URL).
 
     Either pass a ready :class:`~kanonym.config.AnonymizationConfig` or the
     same fields as keywords (``max_suppression`` and ``max_suppressed_rows``
@@ -227,12 +240,27 @@ def anonymize(
         )
     started = time.perf_counter()
     announce(on_progress, "reading", detail=_named(data))
+    chosen = engine or ("postgres" if is_postgres_url(data) else "embedded")
+    if chosen == "postgres":
+        if not is_postgres_url(data):
+            raise InputError("`engine='postgres'` needs `data` as a postgresql:// URL")
+        rows = PostgresEngine(str(data))
+        try:
+            return _run(rows, config, time.perf_counter() - started, on_progress)
+        finally:
+            rows.close()
+    if chosen != "embedded":
+        raise InputError(f"`engine` must be 'embedded' or 'postgres', got {chosen!r}")
+    if is_postgres_url(data):
+        raise InputError("a postgresql:// URL is read by `engine='postgres'`")
     table = load(data, delimiter=delimiter)
     return _run(table, config, time.perf_counter() - started, on_progress)
 
 
 def _named(data: object) -> str:
     """The input's file name for a progress line (a DataFrame has none)."""
+    if is_postgres_url(data):
+        return redact(str(data))
     return Path(data).name if isinstance(data, str | Path) else "DataFrame"
 
 

@@ -13,9 +13,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 
 import polars as pl
 
-from kanonym.config import AnonymizationConfig, HierarchyLike
+from kanonym.config import AnonymizationConfig
 from kanonym.encode import EncodedTable, SensitiveAttribute, encode_sensitive
 from kanonym.engine import EmbeddedEngine, Expected, Generalization
+from kanonym.engine.base import Released
+from kanonym.engine.postgres import PostgresEngine, PostgresRelease
 from kanonym.errors import InputError, UnassignedColumnsError
 from kanonym.evaluation import CellSuppressionEvaluator, NodeEvaluation, NodeEvaluator
 from kanonym.evaluation.cells import measure_cells
@@ -29,6 +31,9 @@ from kanonym.release.granularity import release_cells
 from kanonym.result import CellReport, Solution
 from kanonym.search import Progress
 from kanonym.verify import CellCounts
+
+# The engines the pipeline releases through.
+RowEngine = EmbeddedEngine | PostgresEngine
 
 
 def declare_models(config: AnonymizationConfig) -> list[PrivacyModel]:
@@ -55,11 +60,16 @@ def encode_read_sensitive(
 
 
 def build_evaluator(
-    table: Table, config: AnonymizationConfig, encoded: EncodedTable, max_suppressed: int
+    engine: RowEngine, config: AnonymizationConfig, encoded: EncodedTable, max_suppressed: int
 ) -> NodeEvaluator:
     """The node evaluator for the job's models, with the sensitive columns they read."""
     models = declare_models(config)
-    sensitive = encode_read_sensitive(table, config, models)
+    # Other engines are refused models that read sensitive values (refuse_unserved).
+    sensitive = (
+        encode_read_sensitive(engine.table, config, models)
+        if isinstance(engine, EmbeddedEngine)
+        else ()
+    )
     if config.granularity.cells:
         return CellSuppressionEvaluator(
             encoded,
@@ -72,9 +82,33 @@ def build_evaluator(
     return NodeEvaluator(encoded, models, max_suppressed_rows=max_suppressed, sensitive=sensitive)
 
 
-def declare(
-    table: Table, config: AnonymizationConfig, engine: EmbeddedEngine | None = None
-) -> dict[str, Hierarchy]:
+def refuse_unserved(engine: RowEngine, config: AnonymizationConfig) -> None:
+    """Refuse, before any work, what ``engine`` cannot serve yet (docs: Engines).
+
+    The PostgreSQL engine serves full-domain generalization with tuple
+    suppression (techniques AG_TS, AG_ and _TS) under k-anonymity and the
+    models that read no sensitive value, with every search on the frequency set.
+
+    Raises:
+        InputError: naming the option and the engine.
+    """
+    if isinstance(engine, EmbeddedEngine):
+        return
+    reason = None
+    if config.local_recoding:
+        reason = f"`algorithm={config.algorithm!r}` (local recoding)"
+    elif config.granularity.suppression in ("cell", "attribute"):
+        reason = f"{config.granularity.suppression} suppression (`technique={config.technique!r}`)"
+    elif any(m.sensitive_attributes for m in config.models):
+        reason = "privacy models that read a sensitive attribute"
+    if reason is not None:
+        raise InputError(
+            f"{engine.source}: the {engine.name} engine does not serve {reason} yet; "
+            "read the table into memory (the embedded engine) for it"
+        )
+
+
+def declare(engine: RowEngine, config: AnonymizationConfig) -> dict[str, Hierarchy]:
     """Check that every named column exists and every column has a role; resolve each QI's
     hierarchy.
 
@@ -84,36 +118,34 @@ def declare(
         InputError: a named column is missing, the table is empty, k exceeds
             its rows, or a hierarchy does not fit its column.
 
-    ``engine`` (the table's) keeps the columns' distinct values for encoding.
+    ``engine`` holds the rows (and keeps the columns' distinct values for encoding).
     """
-    table.require(
+    engine.require(
         [*config.hierarchies, *config.identifying, *config.sensitive, *config.insensitive]
     )
-    unassigned = config.unassigned(table.frame.columns)
+    unassigned = config.unassigned(list(engine.columns))
     if unassigned and not config.keep_unlisted:
-        # Loaded only on this path: a release that goes ahead needs no attack measure.
-        from kanonym.attacks.measures import DIRECT_IDENTIFIER_UNIQUENESS, value_uniqueness
+        likely: tuple[str, ...] = ()
+        if isinstance(engine, EmbeddedEngine):
+            # Loaded only on this path: a release that goes ahead needs no attack measure.
+            from kanonym.attacks.measures import DIRECT_IDENTIFIER_UNIQUENESS, value_uniqueness
 
-        shares = value_uniqueness(table.frame, list(unassigned))
-        likely = tuple(c for c in unassigned if shares[c] >= DIRECT_IDENTIFIER_UNIQUENESS)
-        raise UnassignedColumnsError(table.source, unassigned, likely)
-    # Every column that stays in the release holds flat values (identifying ones are dropped).
-    table.require_flat([c for c in table.frame.columns if c not in config.identifying])
-    if config.k > table.frame.height:
+            shares = value_uniqueness(engine.table.frame, list(unassigned))
+            likely = tuple(c for c in unassigned if shares[c] >= DIRECT_IDENTIFIER_UNIQUENESS)
+        raise UnassignedColumnsError(engine.source, unassigned, likely)
+    if isinstance(engine, EmbeddedEngine):
+        # Every column that stays in the release holds flat values (identifying ones are
+        # dropped); a database's columns are read as text.
+        frame = engine.table.frame
+        engine.table.require_flat([c for c in frame.columns if c not in config.identifying])
+    if config.k > engine.rows:
         raise InputError(
-            f"{table.source}: k={config.k} is larger than the table ({table.frame.height} rows)"
+            f"{engine.source}: k={config.k} is larger than the table ({engine.rows} rows)"
         )
-    return _resolve(table, config.hierarchies, engine)
-
-
-def _resolve(
-    table: Table, specs: Mapping[str, HierarchyLike], engine: EmbeddedEngine | None = None
-) -> dict[str, Hierarchy]:
-    """Each column's hierarchy, built or checked on the column's values in ``table``."""
-    values = (engine or EmbeddedEngine(table)).distinct(*specs)
+    values = engine.distinct(*config.hierarchies)
     return {
-        name: resolve(spec, list(values[name]), column=name, source=table.source)
-        for name, spec in specs.items()
+        name: resolve(spec, list(values[name]), column=name, source=engine.source)
+        for name, spec in config.hierarchies.items()
     }
 
 
@@ -231,7 +263,7 @@ class Stopwatch:
 
 
 def release_node(
-    engine: EmbeddedEngine,
+    engine: RowEngine,
     evaluator: NodeEvaluator,
     hierarchies: Mapping[str, Hierarchy],
     node: Node,
@@ -249,13 +281,19 @@ def release_node(
     missing with the search's count for ``node``, which the report states.
     Raises VerificationError when the independent check fails.
     """
-    table = engine.table
     encoded = evaluator.encoded
     seed = config.seed if config.seed is not None else secrets.randbits(63)
     announce(on_progress, "transforming")
     if isinstance(evaluator, CellSuppressionEvaluator):
+        assert isinstance(engine, EmbeddedEngine), "cell suppression is refused on other engines"
         released, cells = release_cells(
-            table.frame, evaluator, hierarchies, node, config=config, seed=seed, lap=stopwatch.lap
+            engine.table.frame,
+            evaluator,
+            hierarchies,
+            node,
+            config=config,
+            seed=seed,
+            lap=stopwatch.lap,
         )
         return released, seed, cells
     classes = evaluator.classes(node)
@@ -277,6 +315,14 @@ def release_node(
         max_suppressed_rows=evaluator.max_suppressed_rows,
         models=evaluator.models,
     )
-    engine.verify(generalized, plan, expected)
+    if isinstance(engine, EmbeddedEngine):
+        assert isinstance(generalized, Released)
+        engine.verify(generalized, plan, expected)
+        table = generalized.table
+    else:
+        assert isinstance(generalized, PostgresRelease)
+        engine.verify(generalized, plan, expected)
+        # The verified release, copied out in bulk for the result and its report.
+        table = engine.fetch(generalized)
     stopwatch.lap("verify")
-    return generalized.table, seed, CellReport(CellCounts.none(encoded.names))
+    return table, seed, CellReport(CellCounts.none(encoded.names))

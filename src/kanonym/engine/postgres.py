@@ -1,0 +1,511 @@
+"""The PostgreSQL engine: the rows stay in the database, only the frequency set leaves it.
+
+The input is a table or a query on a PostgreSQL server, named by a URL:
+``postgresql://USER@HOST:PORT/DB?table=SCHEMA.T`` or ``...?query=SELECT ...``
+(the password comes from ``PGPASSWORD``, ``.pgpass`` or a service file, never
+from a message: :func:`redact` hides any password a URL carries). The work is
+split as the engine seam (:mod:`kanonym.engine.base`) puts it:
+
+* **group** is one ``GROUP BY`` over the quasi-identifiers (values compared
+  as text, the missing value a value of its own), copied out in bulk with
+  ``COPY ... TO STDOUT``: the frequency set is all that leaves the server, and
+  the search runs on it unchanged.
+* **generalize** loads one small mapping table per quasi-identifier (raw value
+  -> code and label at the chosen level) and a table of the suppressed classes
+  with ``COPY ... FROM STDIN``, then builds the release with one
+  ``CREATE TEMP TABLE ... AS SELECT`` that joins the mappings, leaves out the
+  suppressed classes and orders the rows by a seeded hash (the shuffle).
+* **verify** re-checks the release in SQL, with code that shares nothing with
+  the mapping tables: every released row must be a distinct input row
+  generalized along the hierarchies themselves (``EXCEPT ALL`` against
+  labels recomputed from :attr:`Hierarchy.levels`), as many rows as the
+  search says, and no class below k (``GROUP BY ... HAVING count(*) < k``).
+
+Everything runs in one transaction on one connection; a release written to a
+table of the same database (:meth:`PostgresEngine.publish`) is created and
+filled in that transaction and committed only after the re-check passed.
+
+psycopg 3 (the ``postgres`` extra) is imported only when this engine is used.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import numpy as np
+import polars as pl
+
+from kanonym.encode import EncodedTable, Grouped, encode_grouped
+from kanonym.engine.base import Expected, Generalization
+from kanonym.errors import InputError, VerificationError
+from kanonym.hierarchy import Hierarchy
+
+if TYPE_CHECKING:
+    import psycopg
+    from psycopg.sql import SQL, Composable, Composed
+
+SCHEMES = ("postgresql://", "postgres://")
+# Our own query parameters; every other one (sslmode, ...) goes to the server.
+_OWN = ("table", "query")
+_RELEASE = "kanonym_release"
+
+
+def is_postgres_url(data: object) -> bool:
+    """Whether ``data`` names a PostgreSQL input or output (a ``postgresql://`` URL)."""
+    return isinstance(data, str) and data.startswith(SCHEMES)
+
+
+def redact(url: str) -> str:
+    """``url`` with any password replaced by ``***`` (for messages, reports and ledgers).
+
+    Example:
+        >>> redact("postgresql://ann:s3cret@db:5432/health?table=public.visits")
+        'postgresql://ann:***@db:5432/health?table=public.visits'
+    """
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    user = parts.username or ""
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+
+
+@dataclass(frozen=True)
+class PostgresLocation:
+    """A table or query on a server, parsed from a URL.
+
+    Attributes:
+        conninfo: the URL without kanonym's own parameters (what psycopg connects to).
+        table: ``(schema, name)`` of the table, or None for a query.
+        query: the ``SELECT`` whose rows are the input, or None for a table.
+        shown: the URL as messages show it (password redacted).
+    """
+
+    conninfo: str
+    table: tuple[str, str] | None
+    query: str | None
+    shown: str
+
+    @classmethod
+    def parse(cls, url: str, *, what: str = "input") -> PostgresLocation:
+        """Read ``postgresql://USER@HOST:PORT/DB?table=SCHEMA.T`` (or ``?query=``).
+
+        Raises:
+            InputError: the URL names neither or both of a table and a query,
+                or the table name is not ``NAME`` or ``SCHEMA.NAME``.
+        """
+        shown = redact(url)
+        parts = urlsplit(url)
+        params = parse_qsl(parts.query, keep_blank_values=True)
+        own = {k: v for k, v in params if k in _OWN}
+        rest = [(k, v) for k, v in params if k not in _OWN]
+        if ("table" in own) == ("query" in own):
+            raise InputError(
+                f"{shown}: name the {what} with ?table=SCHEMA.NAME or ?query=SELECT ..."
+                " (one of the two)"
+            )
+        conninfo = urlunsplit(parts._replace(query=urlencode(rest)))
+        if "query" in own:
+            return cls(conninfo, None, own["query"], shown)
+        name = own["table"]
+        pieces = name.split(".")
+        if not 1 <= len(pieces) <= 2 or not all(pieces):
+            raise InputError(f"{shown}: table '{name}' is not NAME or SCHEMA.NAME")
+        schema, table = pieces if len(pieces) == 2 else ("public", pieces[0])
+        return cls(conninfo, (schema, table), None, shown)
+
+
+def connect(location: PostgresLocation) -> psycopg.Connection[Any]:
+    """A connection to ``location``'s server, or an :class:`InputError` saying why not
+    (without the password)."""
+    try:
+        import psycopg
+    except ImportError as error:  # pragma: no cover - the extra is part of dev
+        raise InputError(
+            "PostgreSQL needs the psycopg driver: pip install 'kanonym[postgres]'"
+        ) from error
+    try:
+        return psycopg.connect(location.conninfo, autocommit=False, connect_timeout=10)
+    except psycopg.OperationalError as error:
+        reason = _first_line(str(error))
+        raise InputError(f"{location.shown}: cannot connect: {reason}") from None
+
+
+def _first_line(message: str) -> str:
+    """The first non-empty line of a server message, with any password-like text hidden."""
+    line = next((part.strip() for part in message.splitlines() if part.strip()), message)
+    return re.sub(r"password=\S+", "password=***", line)
+
+
+def _sql() -> Any:
+    from psycopg import sql
+
+    return sql
+
+
+class PostgresEngine:
+    """The rows of a PostgreSQL table or query (see module docstring)."""
+
+    name = "postgres"
+
+    def __init__(self, url: str) -> None:
+        self.location = PostgresLocation.parse(url)
+        self.connection = connect(self.location)
+        self._distinct: dict[str, list[str | None]] = {}
+        self.relation = self._relation("kanonym_input")
+        self._columns = self._read_columns()
+        self._rows: int | None = None
+
+    def _relation(self, alias: str) -> Composed:
+        """The input as a ``FROM`` item named ``alias``."""
+        sql = _sql()
+        relation: Composed
+        if self.location.table is not None:
+            relation = sql.SQL("{} AS {}").format(
+                sql.Identifier(*self.location.table), sql.Identifier(alias)
+            )
+        else:
+            query = sql.SQL(self.location.query)
+            relation = sql.SQL("({}) AS {}").format(query, sql.Identifier(alias))
+        return relation
+
+    def _execute(self, query: Composed | SQL, params: Sequence[object] = ()) -> Any:
+        """Run ``query`` and return its cursor; a server error becomes an :class:`InputError`."""
+        import psycopg
+
+        try:
+            return self.connection.execute(query, params)
+        except psycopg.Error as error:
+            self.connection.rollback()
+            raise InputError(f"{self.source}: {_first_line(str(error))}") from None
+
+    def _read_columns(self) -> tuple[str, ...]:
+        sql = _sql()
+        cursor = self._execute(sql.SQL("SELECT * FROM {} LIMIT 0").format(self.relation))
+        return tuple(column.name for column in cursor.description or ())
+
+    @property
+    def source(self) -> str:
+        """The input's URL, password redacted."""
+        return self.location.shown
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The input's columns, in order."""
+        return self._columns
+
+    @property
+    def rows(self) -> int:
+        """The input's number of rows (counted once)."""
+        if self._rows is None:
+            sql = _sql()
+            cursor = self._execute(sql.SQL("SELECT count(*) FROM {}").format(self.relation))
+            self._rows = int(cursor.fetchone()[0])
+        return self._rows
+
+    def require(self, names: Sequence[str]) -> None:
+        """Raise :class:`InputError` naming the first of ``names`` the input lacks."""
+        for name in names:
+            if name not in self._columns:
+                raise InputError(
+                    f"{self.source}: no column '{name}' (columns: {', '.join(self._columns)})"
+                )
+
+    def distinct_values(self, column: str) -> list[str | None]:
+        """The distinct values of ``column`` as text."""
+        return self.distinct(column)[column]
+
+    def distinct(self, *columns: str) -> dict[str, list[str | None]]:
+        """The distinct values of several columns as text, in one scan (``GROUPING SETS``)."""
+        missing = [c for c in dict.fromkeys(columns) if c not in self._distinct]
+        if missing:
+            sql = _sql()
+            texts = [sql.SQL("{}::text").format(sql.Identifier(c)) for c in missing]
+            sets = sql.SQL(", ").join(sql.SQL("({})").format(t) for t in texts)
+            flags = [sql.SQL("GROUPING({})").format(t) for t in texts]
+            query = sql.SQL("SELECT {}, {} FROM {} GROUP BY GROUPING SETS ({})").format(
+                sql.SQL(", ").join(texts), sql.SQL(", ").join(flags), self.relation, sets
+            )
+            found: dict[str, list[str | None]] = {c: [] for c in missing}
+            for row in self._execute(query).fetchall():
+                # Exactly one column is grouped in each row: the one whose flag is 0.
+                j = list(row[len(missing) :]).index(0)
+                found[missing[j]].append(row[j])
+            self._distinct.update(found)
+        return {c: self._distinct[c] for c in columns}
+
+    def group(self, columns: Sequence[str]) -> Grouped:
+        """The distinct tuples of ``columns`` (as text) with their counts: one ``GROUP BY``,
+        copied out in bulk."""
+        sql = _sql()
+        if not columns:
+            height = 1 if self.rows > 0 else 0
+            return Grouped(pl.DataFrame(height=height), np.full(height, self.rows, np.int64))
+        texts = sql.SQL(", ").join(
+            sql.SQL("{}::text AS {}").format(sql.Identifier(c), sql.Identifier(c)) for c in columns
+        )
+        positions = sql.SQL(", ").join(sql.SQL(str(j + 1)) for j in range(len(columns)))
+        query = sql.SQL("SELECT {}, count(*) AS kanonym_count FROM {} GROUP BY {}").format(
+            texts, self.relation, positions
+        )
+        frame = self._copy_out(query, [*columns, "kanonym_count"])
+        counts = frame.get_column("kanonym_count").cast(pl.Int64).to_numpy()
+        return Grouped(frame.drop("kanonym_count"), np.ascontiguousarray(counts))
+
+    def _copy_out(self, query: Composed, names: Sequence[str]) -> pl.DataFrame:
+        """The rows of ``query`` as text columns, through ``COPY ... TO STDOUT`` (CSV, every
+        value quoted so that an empty string and the missing value stay apart)."""
+        import psycopg
+
+        sql = _sql()
+        copy = sql.SQL("COPY ({}) TO STDOUT WITH (FORMAT csv, HEADER false, FORCE_QUOTE *)")
+        buffer = io.BytesIO()
+        try:
+            with self.connection.cursor() as cursor, cursor.copy(copy.format(query)) as stream:
+                for chunk in stream:
+                    buffer.write(chunk)
+        except psycopg.Error as error:
+            self.connection.rollback()
+            raise InputError(f"{self.source}: {_first_line(str(error))}") from None
+        schema = dict.fromkeys(names, pl.String)
+        if buffer.tell() == 0:
+            return pl.DataFrame(schema=schema)
+        buffer.seek(0)
+        return pl.read_csv(buffer, has_header=False, new_columns=list(names), schema=schema)
+
+    def _copy_in(self, table: Composable, frame: pl.DataFrame) -> None:
+        """Load ``frame`` into ``table`` with ``COPY ... FROM STDIN`` (CSV, in bulk)."""
+        sql = _sql()
+        names = sql.SQL(", ").join(sql.Identifier(c) for c in frame.columns)
+        # In CSV, PostgreSQL reads an unquoted empty field as NULL and a quoted one as
+        # the empty string: every text value is quoted, the missing value left empty.
+        text = frame.write_csv(include_header=False, quote_style="non_numeric")
+        statement = sql.SQL("COPY {} ({}) FROM STDIN WITH (FORMAT csv)").format(table, names)
+        with self.connection.cursor() as cursor, cursor.copy(statement) as stream:
+            stream.write(text.encode("utf-8"))
+
+    def encode(self, hierarchies: Mapping[str, Hierarchy]) -> EncodedTable:
+        """The quasi-identifiers grouped in the server, then encoded into the frequency set."""
+        encoded, _ = encode_grouped(self.group(list(hierarchies)), hierarchies)
+        return encoded
+
+    def generalize(self, plan: Generalization) -> PostgresRelease:
+        """Build the release as a temporary table in the server (not yet verified)."""
+        sql = _sql()
+        names = plan.encoded.names
+        self._execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(_RELEASE)))
+        selected: list[Composable] = []
+        joins: list[Composable] = []
+        suppressed_keys: list[Composable] = []
+        null_codes: list[int] = []
+        for j, name in enumerate(names):
+            attribute = plan.encoded.attributes[j]
+            level = plan.levels[j]
+            labels = attribute.level_labels[level]
+            codes = attribute.level_maps[level].tolist()
+            leaves = attribute.level_labels[0]
+            mapping = sql.Identifier(f"kanonym_map_{j}")
+            self._execute(
+                sql.SQL(
+                    "CREATE TEMP TABLE {} (raw text, code bigint, label text) ON COMMIT DROP"
+                ).format(mapping)
+            )
+            rows = [(leaf, code, labels[code]) for leaf, code in zip(leaves, codes, strict=True)]
+            present = [r for r in rows if r[0] is not None]
+            null_code = next((code for leaf, code, _ in rows if leaf is None), -1)
+            null_label = labels[null_code] if null_code >= 0 else None
+            null_codes.append(null_code)
+            self._copy_in(
+                mapping,
+                pl.DataFrame(
+                    present,
+                    schema={"raw": pl.String, "code": pl.Int64, "label": pl.String},
+                    orient="row",
+                ),
+            )
+            raw = sql.SQL("s.{}").format(sql.Identifier(name))
+            alias = sql.Identifier(f"m{j}")
+            joins.append(
+                sql.SQL("LEFT JOIN {} {} ON {}.raw = {}::text").format(mapping, alias, alias, raw)
+            )
+            selected.append(
+                sql.SQL("CASE WHEN {} IS NULL THEN {} ELSE {}.label END AS {}").format(
+                    raw, sql.Literal(null_label), alias, sql.Identifier(name)
+                )
+            )
+            suppressed_keys.append(
+                sql.SQL("CASE WHEN {} IS NULL THEN {} ELSE {}.code END").format(
+                    raw, sql.Literal(null_code), alias
+                )
+            )
+        kept = [c for c in self._columns if c not in plan.drop and c not in names]
+        selected.extend(sql.SQL("s.{}").format(sql.Identifier(c)) for c in kept)
+        # The input's column order, the identifying columns left out.
+        order = [c for c in self._columns if c not in plan.drop]
+        # The suppressed classes, as code tuples at the node's levels.
+        suppressed = self._suppressed_classes(plan)
+        where = sql.SQL("")
+        if len(suppressed):
+            table = sql.Identifier("kanonym_suppressed")
+            columns = sql.SQL(", ").join(
+                sql.SQL("{} bigint").format(sql.Identifier(f"g{j}")) for j in range(len(names))
+            )
+            self._execute(
+                sql.SQL("CREATE TEMP TABLE {} ({}) ON COMMIT DROP").format(table, columns)
+            )
+            self._copy_in(table, suppressed)
+            keys = sql.SQL(" AND ").join(
+                sql.SQL("x.{} = {}").format(sql.Identifier(f"g{j}"), key)
+                for j, key in enumerate(suppressed_keys)
+            )
+            joins.append(sql.SQL("LEFT JOIN {} x ON {}").format(table, keys))
+            where = sql.SQL("WHERE x.g0 IS NULL")
+        by_name = dict(zip([*names, *kept], selected, strict=True))
+        query = sql.SQL(
+            "CREATE TEMP TABLE {} AS SELECT {} FROM {} {} {} ORDER BY md5({} || s::text)"
+        ).format(
+            sql.Identifier(_RELEASE),
+            sql.SQL(", ").join(by_name[c] for c in order),
+            self._relation("s"),
+            sql.SQL(" ").join(joins),
+            where,
+            sql.Literal(str(plan.seed)),
+        )
+        self._execute(query)
+        return PostgresRelease(self, _RELEASE, tuple(order))
+
+    def _suppressed_classes(self, plan: Generalization) -> pl.DataFrame:
+        """The code tuples (at the node's levels) of the classes whose rows are suppressed."""
+        attributes = plan.encoded.attributes
+        codes = plan.encoded.frequency_set.codes[~plan.released]
+        columns = {
+            f"g{j}": a.level_maps[plan.levels[j]][codes[:, j]] for j, a in enumerate(attributes)
+        }
+        return pl.DataFrame(columns, schema=dict.fromkeys(columns, pl.Int64)).unique()
+
+    def verify(self, released: PostgresRelease, plan: Generalization, expected: Expected) -> None:
+        """Re-check the release in SQL (see module docstring).
+
+        Raises:
+            VerificationError: a released row is no input row generalized along
+                the hierarchies, the number of rows differs from the search's,
+                too many rows are suppressed, or a class is below k.
+        """
+        sql = _sql()
+        names = plan.encoded.names
+        release = sql.Identifier(released.table)
+        count = self._execute(sql.SQL("SELECT count(*) FROM {}").format(release)).fetchone()[0]
+        missing = self.rows - int(count)
+        if missing != expected.suppressed_rows or missing > expected.max_suppressed_rows:
+            raise VerificationError(
+                f"{self.source}: the release lacks {missing} input rows; the search suppressed "
+                f"{expected.suppressed_rows} (limit {expected.max_suppressed_rows})"
+            )
+        qis = sql.SQL(", ").join(sql.Identifier(n) for n in names)
+        small = self._execute(
+            sql.SQL(
+                "SELECT count(*) FROM (SELECT 1 FROM {} GROUP BY {} HAVING count(*) < %s) c"
+            ).format(release, qis),
+            [expected.k],
+        ).fetchone()[0]
+        if names and int(small) > 0:
+            raise VerificationError(
+                f"{self.source}: {small} released classes have fewer than k={expected.k} rows"
+            )
+        self._verify_rows(released, plan, expected)
+
+    def _verify_rows(
+        self, released: PostgresRelease, plan: Generalization, expected: Expected
+    ) -> None:
+        """Every released row is a distinct input row generalized along the hierarchies."""
+        sql = _sql()
+        names = plan.encoded.names
+        selected: list[Composable] = []
+        joins: list[Composable] = []
+        for j, name in enumerate(names):
+            hierarchy = expected.hierarchies[name]
+            level = plan.levels[j]
+            check = sql.Identifier(f"kanonym_check_{j}")
+            self._execute(
+                sql.SQL("CREATE TEMP TABLE {} (raw text, label text) ON COMMIT DROP").format(check)
+            )
+            pairs = [
+                (leaf, hierarchy.levels[level][row])
+                for row, leaf in enumerate(hierarchy.leaves)
+                if leaf is not None
+            ]
+            null_label = next(
+                (
+                    hierarchy.levels[level][row]
+                    for row, leaf in enumerate(hierarchy.leaves)
+                    if leaf is None
+                ),
+                None,
+            )
+            self._copy_in(
+                check,
+                pl.DataFrame(pairs, schema={"raw": pl.String, "label": pl.String}, orient="row"),
+            )
+            raw = sql.SQL("s.{}").format(sql.Identifier(name))
+            alias = sql.Identifier(f"c{j}")
+            joins.append(
+                sql.SQL("LEFT JOIN {} {} ON {}.raw = {}::text").format(check, alias, alias, raw)
+            )
+            selected.append(
+                sql.SQL("CASE WHEN {} IS NULL THEN {} ELSE {}.label END").format(
+                    raw, sql.Literal(null_label), alias
+                )
+            )
+        by_name = dict(zip(names, selected, strict=True))
+        expressions = [
+            by_name.get(c, sql.SQL("s.{}").format(sql.Identifier(c))) for c in released.columns
+        ]
+        columns = sql.SQL(", ").join(sql.Identifier(c) for c in released.columns)
+        query = sql.SQL(
+            "SELECT count(*) FROM (SELECT {} FROM {} EXCEPT ALL SELECT {} FROM {} {}) d"
+        ).format(
+            columns,
+            sql.Identifier(released.table),
+            sql.SQL(", ").join(expressions),
+            self._relation("s"),
+            sql.SQL(" ").join(joins),
+        )
+        stray = int(self._execute(query).fetchone()[0])
+        if stray:
+            raise VerificationError(
+                f"{self.source}: {stray} released rows are no input row generalized at levels "
+                f"{dict(zip(names, plan.levels, strict=True))}"
+            )
+
+    def fetch(self, released: PostgresRelease) -> pl.DataFrame:
+        """The release's rows, copied out in bulk (text columns), in their shuffled order."""
+        sql = _sql()
+        return self._copy_out(
+            sql.SQL("TABLE {}").format(sql.Identifier(released.table)), released.columns
+        )
+
+    def close(self) -> None:
+        """End the transaction (nothing of it is kept) and the connection."""
+        if not self.connection.closed:
+            self.connection.rollback()
+            self.connection.close()
+
+
+@dataclass(frozen=True, eq=False)
+class PostgresRelease:
+    """A release built in the server: a temporary table of its connection.
+
+    Attributes:
+        engine: the engine whose connection holds it.
+        table: the temporary table's name.
+        columns: the released columns, in order.
+    """
+
+    engine: PostgresEngine
+    table: str
+    columns: tuple[str, ...]
