@@ -6,6 +6,7 @@ from tests.patients import patients
 
 from kanonym.config import AnonymizationConfig, SuppressionLimit
 from kanonym.encode import encode
+from kanonym.engine import EmbeddedEngine
 from kanonym.evaluation import NodeEvaluator
 from kanonym.io import load
 from kanonym.metrics import MetricContext, make_metric
@@ -33,8 +34,9 @@ def _entropy_problem() -> NodeEvaluator:
         models=(EntropyLDiversity(attribute="diagnosis", l=2),),
         suppression=SuppressionLimit(fraction=0.04),
     )
-    encoded = encode(table.frame, declare(table, config))
-    return build_evaluator(table, config, encoded, config.suppression.max_rows(2000))
+    engine = EmbeddedEngine(table)
+    encoded = encode(table.frame, declare(engine, config))
+    return build_evaluator(engine, config, encoded, config.suppression.max_rows(2000))
 
 
 def test_issue10_p8_exhaustive_search_reports_progress() -> None:
@@ -70,8 +72,9 @@ def test_issue10_p8_pruning_search_reports_no_total_but_undecided_nodes() -> Non
         keep_unlisted=True,
         suppression=SuppressionLimit(fraction=0.04),
     )
-    encoded = encode(table.frame, declare(table, config))
-    evaluator = build_evaluator(table, config, encoded, config.suppression.max_rows(2000))
+    engine = EmbeddedEngine(table)
+    encoded = encode(table.frame, declare(engine, config))
+    evaluator = build_evaluator(engine, config, encoded, config.suppression.max_rows(2000))
     metric = make_metric(
         "dm-star", MetricContext(encoded=encoded, frequency_set=evaluator.frequency_set, k=5)
     )

@@ -157,21 +157,31 @@ class PostgresEngine:
         self.location = PostgresLocation.parse(url)
         self.connection = connect(self.location)
         self._distinct: dict[str, list[str | None]] = {}
-        self.relation = self._relation("kanonym_input")
         self._columns = self._read_columns()
+        self.relation = self._relation("kanonym_input")
         self._rows: int | None = None
 
-    def _relation(self, alias: str) -> Composed:
-        """The input as a ``FROM`` item named ``alias``."""
+    def _relation(self, alias: str, *, as_text: bool = True) -> Composed:
+        """The input as a ``FROM`` item named ``alias``: every column as text, the empty
+        string read as the missing value (as kanonym reads files and data frames), unless
+        ``as_text`` is false (the input as it is)."""
         sql = _sql()
+        source: Composed = (
+            sql.SQL("{}").format(sql.Identifier(*self.location.table))
+            if self.location.table is not None
+            else sql.SQL("({})").format(sql.SQL(self.location.query))
+        )
         relation: Composed
-        if self.location.table is not None:
-            relation = sql.SQL("{} AS {}").format(
-                sql.Identifier(*self.location.table), sql.Identifier(alias)
-            )
-        else:
-            query = sql.SQL(self.location.query)
-            relation = sql.SQL("({}) AS {}").format(query, sql.Identifier(alias))
+        if not as_text:
+            relation = sql.SQL("{} AS {}").format(source, sql.Identifier(alias))
+            return relation
+        texts = sql.SQL(", ").join(
+            sql.SQL("NULLIF({}::text, '') AS {}").format(sql.Identifier(c), sql.Identifier(c))
+            for c in self._columns
+        )
+        relation = sql.SQL("(SELECT {} FROM {} AS kanonym_source) AS {}").format(
+            texts, source, sql.Identifier(alias)
+        )
         return relation
 
     def _execute(self, query: Composed | SQL, params: Sequence[object] = ()) -> Any:
@@ -186,7 +196,11 @@ class PostgresEngine:
 
     def _read_columns(self) -> tuple[str, ...]:
         sql = _sql()
-        cursor = self._execute(sql.SQL("SELECT * FROM {} LIMIT 0").format(self.relation))
+        cursor = self._execute(
+            sql.SQL("SELECT * FROM {} LIMIT 0").format(
+                self._relation("kanonym_input", as_text=False)
+            )
+        )
         return tuple(column.name for column in cursor.description or ())
 
     @property
@@ -289,6 +303,12 @@ class PostgresEngine:
         with self.connection.cursor() as cursor, cursor.copy(statement) as stream:
             stream.write(text.encode("utf-8"))
 
+    def _temporary(self, table: Composable, columns: Composable) -> None:
+        """Create an empty temporary table (replacing one of that name in this session)."""
+        sql = _sql()
+        self._execute(sql.SQL("DROP TABLE IF EXISTS {}").format(table))
+        self._execute(sql.SQL("CREATE TEMP TABLE {} ({})").format(table, columns))
+
     def encode(self, hierarchies: Mapping[str, Hierarchy]) -> EncodedTable:
         """The quasi-identifiers grouped in the server, then encoded into the frequency set."""
         encoded, _ = encode_grouped(self.group(list(hierarchies)), hierarchies)
@@ -310,11 +330,7 @@ class PostgresEngine:
             codes = attribute.level_maps[level].tolist()
             leaves = attribute.level_labels[0]
             mapping = sql.Identifier(f"kanonym_map_{j}")
-            self._execute(
-                sql.SQL(
-                    "CREATE TEMP TABLE {} (raw text, code bigint, label text) ON COMMIT DROP"
-                ).format(mapping)
-            )
+            self._temporary(mapping, sql.SQL("raw text, code bigint, label text"))
             rows = [(leaf, code, labels[code]) for leaf, code in zip(leaves, codes, strict=True)]
             present = [r for r in rows if r[0] is not None]
             null_code = next((code for leaf, code, _ in rows if leaf is None), -1)
@@ -355,9 +371,7 @@ class PostgresEngine:
             columns = sql.SQL(", ").join(
                 sql.SQL("{} bigint").format(sql.Identifier(f"g{j}")) for j in range(len(names))
             )
-            self._execute(
-                sql.SQL("CREATE TEMP TABLE {} ({}) ON COMMIT DROP").format(table, columns)
-            )
+            self._temporary(table, columns)
             self._copy_in(table, suppressed)
             keys = sql.SQL(" AND ").join(
                 sql.SQL("x.{} = {}").format(sql.Identifier(f"g{j}"), key)
@@ -431,9 +445,7 @@ class PostgresEngine:
             hierarchy = expected.hierarchies[name]
             level = plan.levels[j]
             check = sql.Identifier(f"kanonym_check_{j}")
-            self._execute(
-                sql.SQL("CREATE TEMP TABLE {} (raw text, label text) ON COMMIT DROP").format(check)
-            )
+            self._temporary(check, sql.SQL("raw text, label text"))
             pairs = [
                 (leaf, hierarchy.levels[level][row])
                 for row, leaf in enumerate(hierarchy.leaves)

@@ -1,0 +1,205 @@
+"""The PostgreSQL engine against a real server: the same release as the embedded engine."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+import kanonym
+from kanonym.datasets import adult_hierarchies, adult_path
+from kanonym.engine.postgres import PostgresEngine, PostgresLocation, is_postgres_url, redact
+from kanonym.errors import InputError, VerificationError
+from kanonym.hierarchy import Hierarchy
+from kanonym.io import read_table
+
+Loader = Callable[[pl.DataFrame, str], object]
+
+
+def _multiset(frame: pl.DataFrame) -> pl.DataFrame:
+    return frame.select(pl.all().cast(pl.String)).sort(frame.columns, nulls_last=True)
+
+
+def _same_release(a: kanonym.Result, b: kanonym.Result) -> None:
+    assert a.transformation == b.transformation
+    assert a.suppressed_rows == b.suppressed_rows
+    assert a.metrics == b.metrics
+    assert _multiset(a.table).equals(_multiset(b.table))
+
+
+def test_a_url_names_a_table_or_a_query_and_hides_its_password() -> None:
+    assert is_postgres_url("postgresql://a@h/db?table=t") and not is_postgres_url("t.csv")
+    shown = redact("postgresql://ann:s3cret@h:5/db?table=s.t")
+    assert "s3cret" not in shown and shown.startswith("postgresql://ann:***@h:5/db")
+    location = PostgresLocation.parse("postgresql://ann@h/db?table=visits&sslmode=require")
+    assert location.table == ("public", "visits") and "sslmode=require" in location.conninfo
+    assert "table=" not in location.conninfo
+    query = PostgresLocation.parse("postgresql://ann@h/db?query=SELECT+1")
+    assert query.query == "SELECT 1" and query.table is None
+    for bad in ("postgresql://h/db", "postgresql://h/db?table=t&query=SELECT+1"):
+        with pytest.raises(InputError, match="one of the two"):
+            PostgresLocation.parse(bad)
+    with pytest.raises(InputError, match=r"not NAME or SCHEMA\.NAME"):
+        PostgresLocation.parse("postgresql://h/db?table=a.b.c")
+
+
+def test_an_unreachable_server_is_one_line_without_the_password() -> None:
+    with pytest.raises(InputError) as raised:
+        kanonym.anonymize(
+            "postgresql://ann:s3cret@127.0.0.1:1/db?table=t", quasi_identifiers={"x": "mask"}, k=2
+        )
+    assert "cannot connect" in str(raised.value) and "s3cret" not in str(raised.value)
+    assert "\n" not in str(raised.value)
+
+
+def test_adult_gives_the_embedded_release(
+    postgres_url: str, postgres_schema: str, load_postgres_table: Loader
+) -> None:
+    frame = read_table(adult_path()).frame
+    load_postgres_table(frame, "adult")
+    options = {
+        "quasi_identifiers": adult_hierarchies(),
+        "k": 5,
+        "max_suppression": 0.04,
+        "metric": "dm-star",
+        "seed": 3,
+    }
+    url = f"{postgres_url}?table={postgres_schema}.adult"
+    in_database = kanonym.anonymize(url, **options)  # type: ignore[arg-type]
+    in_memory = kanonym.anonymize(frame, **options)  # type: ignore[arg-type]
+    _same_release(in_database, in_memory)
+    assert in_database.transformation["education"] == 3 and in_database.suppressed_rows == 906
+    assert in_database.source == url
+
+
+def test_a_query_is_an_input_and_nothing_is_left_in_the_database(
+    postgres_url: str, postgres_schema: str, load_postgres_table: Loader
+) -> None:
+    frame = pl.DataFrame(
+        {
+            "zip": ["02138", "02139", "02141", "02142", None, None, "02138"],
+            "note": ["a", "", None, "b,c", 'd"e', "f\ng", "h"],
+            "age": ["30", "31", "40", "41", "50", "52", "99"],
+        }
+    )
+    load_postgres_table(frame, "visits")
+    hierarchies = {"zip": "mask"}
+    query = f"SELECT zip, note FROM {postgres_schema}.visits WHERE age <> '99'"
+    url = f"{postgres_url}?query={query}"
+    options = {"quasi_identifiers": hierarchies, "k": 2, "keep_unlisted": True, "seed": 1}
+    in_database = kanonym.anonymize(url, **options)  # type: ignore[arg-type]
+    in_memory = kanonym.anonymize(frame.filter(pl.col("age") != "99").drop("age"), **options)  # type: ignore[arg-type]
+    _same_release(in_database, in_memory)
+    engine = PostgresEngine(f"{postgres_url}?table={postgres_schema}.visits")
+    try:
+        tables = engine.connection.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = %s",
+            [postgres_schema],
+        ).fetchall()
+        assert tables == [("visits",)]
+    finally:
+        engine.close()
+
+
+def test_what_the_engine_does_not_serve_is_refused_before_any_work(
+    postgres_url: str, postgres_schema: str, load_postgres_table: Loader
+) -> None:
+    load_postgres_table(pl.DataFrame({"zip": ["02138", "02139"], "s": ["a", "b"]}), "t")
+    url = f"{postgres_url}?table={postgres_schema}.t"
+    for options, reason in (
+        ({"algorithm": "mondrian"}, "local recoding"),
+        ({"technique": "_CS"}, "cell suppression"),
+        ({"models": [kanonym.DistinctLDiversity("s", l=2)], "sensitive": ["s"]}, "sensitive"),
+    ):
+        with pytest.raises(InputError, match=reason):
+            kanonym.anonymize(
+                url, quasi_identifiers={"zip": "mask"}, k=1, keep_unlisted=True, **options
+            )  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="does not exist"):
+        kanonym.anonymize(
+            f"{postgres_url}?table={postgres_schema}.nope", quasi_identifiers={"zip": "mask"}, k=1
+        )
+    with pytest.raises(InputError, match="no column 'zap'"):
+        kanonym.anonymize(url, quasi_identifiers={"zap": "mask"}, k=1, keep_unlisted=True)
+
+
+def test_the_re_check_in_sql_rejects_a_wrong_release(
+    postgres_url: str, postgres_schema: str, load_postgres_table: Loader
+) -> None:
+    from kanonym.engine.base import Expected, Generalization
+
+    frame = pl.DataFrame({"zip": ["02138", "02139", "02141", "02142"]})
+    load_postgres_table(frame, "z")
+    hierarchy = Hierarchy(
+        "zip",
+        (
+            ("02138", "02139", "02141", "02142"),
+            ("0213*", "0213*", "0214*", "0214*"),
+            ("*", "*", "*", "*"),
+        ),
+    )
+    engine = PostgresEngine(f"{postgres_url}?table={postgres_schema}.z")
+    try:
+        encoded = engine.encode({"zip": hierarchy})
+        everything = [True] * len(encoded.frequency_set.counts)
+        plan = Generalization(encoded, (1,), pl.Series(everything).to_numpy(), (), 0)
+        expected = Expected({"zip": hierarchy}, 2, 0, 0, ())
+        engine.verify(engine.generalize(plan), plan, expected)
+        # Released at level 1 but checked as level 2: no released row matches its input.
+        wrong = Generalization(encoded, (2,), plan.released, (), 0)
+        with pytest.raises(VerificationError, match="no input row generalized"):
+            engine.verify(engine.generalize(plan), wrong, expected)
+        # A class below k.
+        with pytest.raises(VerificationError, match="fewer than k=3"):
+            engine.verify(engine.generalize(plan), plan, Expected({"zip": hierarchy}, 3, 0, 0, ()))
+        # Rows missing that the search did not suppress.
+        with pytest.raises(VerificationError, match="lacks 0 input rows; the search suppressed 1"):
+            engine.verify(engine.generalize(plan), plan, Expected({"zip": hierarchy}, 2, 1, 1, ()))
+    finally:
+        engine.close()
+
+
+_CELLS = st.sampled_from(["a", "b", "c", None])
+# One table per example: the schema lives as long as the test function.
+_TABLES = itertools.count()
+
+
+@settings(
+    max_examples=15,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    rows=st.lists(st.tuples(_CELLS, _CELLS, st.sampled_from(["x", "y"])), min_size=2, max_size=25),
+    k=st.integers(1, 3),
+    fraction=st.sampled_from([0.0, 0.2]),
+)
+def test_random_tables_give_the_embedded_release(
+    postgres_url: str, postgres_schema: str, load_postgres_table: Loader, rows, k, fraction
+) -> None:
+    assume(k <= len(rows))
+    frame = pl.DataFrame(
+        rows, schema={"p": pl.String, "q": pl.String, "r": pl.String}, orient="row"
+    )
+    name = f"random_{next(_TABLES)}"
+    load_postgres_table(frame, name)
+    options = {
+        "quasi_identifiers": {"p": "suppress", "q": "suppress"},
+        "k": k,
+        "max_suppression": fraction,
+        "keep_unlisted": True,
+        "seed": 5,
+        "metric": "loss",
+    }
+    url = f"{postgres_url}?table={postgres_schema}.{name}"
+    try:
+        in_memory = kanonym.anonymize(frame, **options)  # type: ignore[arg-type]
+    except kanonym.NoSolutionError:
+        with pytest.raises(kanonym.NoSolutionError):
+            kanonym.anonymize(url, **options)  # type: ignore[arg-type]
+        return
+    _same_release(kanonym.anonymize(url, **options), in_memory)  # type: ignore[arg-type]
