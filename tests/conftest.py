@@ -5,11 +5,18 @@ Also the check that property tests test something: every test call runs inside
 :func:`tests.meaningful.assume_meaningful` discarded more than half of its
 examples fails (see :mod:`tests.meaningful` for why the count is ours rather
 than hypothesis' statistics).
+
+And a real PostgreSQL server for the PostgreSQL engine's tests (issue 12),
+started on first use by ``postgres_url`` and stopped at the end of the session:
+a session that uses none of these fixtures starts nothing. See
+:mod:`tests.postgres_server`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator
+import itertools
+import os
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 
 import polars as pl
@@ -17,6 +24,13 @@ import pytest
 
 from kanonym.hierarchy import Hierarchy
 from tests.meaningful import counting
+from tests.postgres_server import (
+    PASSWORD,
+    PostgresServer,
+    ServerUnavailableError,
+    copy_frame,
+    start,
+)
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -67,3 +81,76 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
     if problem is not None:
         pytest.fail(f"{item.nodeid}: {problem}", pytrace=False)
     return outcome
+
+
+# Numbers the session's per-test schemas: each test's name is new to the server.
+_SCHEMA_NUMBERS = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """A PostgreSQL server for the whole session, with ``PGPASSWORD`` set to its password.
+
+    Without PostgreSQL (a developer's laptop) the tests that use it skip; under
+    CI (``CI`` set), where ``.ci/run`` installs it, its absence fails them
+    instead, so a broken install step cannot pass as a green run that tested
+    nothing of the engine.
+    """
+    server = _start_postgres_or_skip()
+    # The password reaches clients, subprocesses included, the way a user's would:
+    # through the environment, never in a URL.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PGPASSWORD", PASSWORD)
+        try:
+            yield server
+        finally:
+            server.stop()
+
+
+def _start_postgres_or_skip() -> PostgresServer:
+    """:func:`tests.postgres_server.start`, a missing PostgreSQL skipping (failing under CI)."""
+    try:
+        return start()
+    except ServerUnavailableError as missing:
+        reason = str(missing)
+    # Outside the except block: the report shows the reason, not a chained traceback.
+    if os.environ.get("CI"):
+        pytest.fail(f"CI must run the PostgreSQL tests, but: {reason}", pytrace=False)
+    pytest.skip(f"no PostgreSQL server: {reason}")
+
+
+@pytest.fixture(scope="session")
+def postgres_url(postgres_server: PostgresServer) -> str:
+    """``postgresql://kanonym@127.0.0.1:PORT/kanonym``: the session's server, password aside."""
+    return postgres_server.url
+
+
+@pytest.fixture
+def postgres_schema(postgres_url: str) -> Iterator[str]:
+    """A fresh, empty schema for one test, dropped with everything in it after the test."""
+    import psycopg
+
+    name = f"test_{os.getpid()}_{next(_SCHEMA_NUMBERS)}"
+    with psycopg.connect(postgres_url, autocommit=True) as connection:
+        connection.execute(f"CREATE SCHEMA {name}")
+    yield name
+    with psycopg.connect(postgres_url, autocommit=True) as connection:
+        # A connection the test left open in a transaction would make the drop wait
+        # forever: fail after a while instead.
+        connection.execute("SET lock_timeout = '30s'")
+        connection.execute(f"DROP SCHEMA {name} CASCADE")
+
+
+@pytest.fixture
+def load_postgres_table(
+    postgres_url: str, postgres_schema: str
+) -> Callable[[pl.DataFrame, str], str]:
+    """``load(frame, name)``: the frame as table ``name`` of the test's schema (TEXT, by COPY).
+
+    Returns ``"schema.name"``. Nulls stay NULL and empty strings stay empty.
+    """
+
+    def load(frame: pl.DataFrame, name: str) -> str:
+        return copy_frame(postgres_url, frame, postgres_schema, name)
+
+    return load
