@@ -203,3 +203,12 @@ def test_random_tables_give_the_embedded_release(
             kanonym.anonymize(url, **options)  # type: ignore[arg-type]
         return
     _same_release(kanonym.anonymize(url, **options), in_memory)  # type: ignore[arg-type]
+
+
+def test_a_wrong_password_is_one_line_that_does_not_show_it(postgres_url: str) -> None:
+    wrong = postgres_url.replace("kanonym@", "kanonym:not-the-password@", 1)
+    with pytest.raises(InputError) as raised:
+        kanonym.anonymize(f"{wrong}?table=public.t", quasi_identifiers={"x": "mask"}, k=2)
+    message = str(raised.value)
+    assert "cannot connect" in message and "password" in message
+    assert "not-the-password" not in message and "\n" not in message
