@@ -1,6 +1,6 @@
 """Encode step: distinct raw tuples to integer codes, and the frequency set."""
 
-from kanonym.encode.dictionary import DictionaryCodes, dictionary_codes
+from kanonym.encode.dictionary import DictionaryCodes, dictionary_codes, distinct_strings
 from kanonym.encode.encoding import EncodedAttribute, EncodedTable, encode, encode_grouped
 from kanonym.encode.frequency import FrequencySet, pack_codes
 from kanonym.encode.grouping import Grouped, group_frame
@@ -14,6 +14,7 @@ __all__ = [
     "Grouped",
     "SensitiveAttribute",
     "dictionary_codes",
+    "distinct_strings",
     "encode",
     "encode_grouped",
     "encode_sensitive",

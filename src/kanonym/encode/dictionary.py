@@ -44,6 +44,16 @@ class DictionaryCodes:
     codes: Codes32
 
 
+def distinct_strings(frame: pl.DataFrame, columns: Sequence[str]) -> dict[str, list[str | None]]:
+    """The distinct values of each of ``columns`` as strings (in no particular order), all
+    columns in one parallel query."""
+    names = list(dict.fromkeys(columns))
+    if not names:
+        return {}
+    found = frame.select(pl.col(c).cast(pl.String).unique().implode() for c in names).row(0)
+    return dict(zip(names, map(list, found), strict=True))
+
+
 def dictionary_codes(
     frame: pl.DataFrame,
     columns: Sequence[str],
@@ -58,8 +68,7 @@ def dictionary_codes(
     names = tuple(columns)
     text = [pl.col(name).cast(pl.String) for name in names]
     if known is None or any(name not in known for name in names):
-        found = frame.select(c.unique().implode() for c in text).row(0) if names else ()
-        known = dict(zip(names, found, strict=True))
+        known = distinct_strings(frame, names)
     named = [[v for v in known[name] if v is not None] for name in names]
     values = tuple(
         (*n, None) if len(n) < len(known[name]) else tuple(n)

@@ -76,8 +76,9 @@ def count_into(
 
     Returns one member (from ``members``) and the summed ``sizes`` of each
     distinct key, in order of first appearance; writes each row's group into
-    ``class_of`` unless it is empty. Sizes are added in the key's slot, so a
-    row costs one probe.
+    ``class_of`` unless it is empty. Each row costs one probe: sizes are
+    added in the key's slot, or, when rows' groups are wanted, the slot holds
+    the group's number and sizes are summed by group.
 
     The slot is the top bits of the key times 2**64 / golden ratio (Fibonacci
     hashing, Knuth), computed in unsigned arithmetic: the signed version of the

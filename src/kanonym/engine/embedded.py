@@ -18,9 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import polars as pl
-
-from kanonym.encode import EncodedTable, Grouped, encode, group_frame
+from kanonym.encode import EncodedTable, Grouped, distinct_strings, encode, group_frame
 from kanonym.engine.base import Expected, Generalization, Released
 from kanonym.hierarchy import Hierarchy
 from kanonym.io import Table
@@ -64,13 +62,10 @@ class EmbeddedEngine:
 
     def distinct(self, *columns: str) -> dict[str, list[str | None]]:
         """The distinct values of several columns as strings, found in one parallel query
-        and kept for :meth:`encode`."""
+        (:func:`~kanonym.encode.distinct_strings`) and kept for :meth:`encode`."""
         missing = [c for c in dict.fromkeys(columns) if c not in self._distinct]
         if missing:
-            found = self.table.frame.select(
-                pl.col(c).cast(pl.String).unique().implode() for c in missing
-            ).row(0)
-            self._distinct.update(zip(missing, map(list, found), strict=True))
+            self._distinct.update(distinct_strings(self.table.frame, missing))
         return {c: self._distinct[c] for c in columns}
 
     def group(self, columns: Sequence[str]) -> Grouped:

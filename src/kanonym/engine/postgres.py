@@ -191,8 +191,12 @@ class PostgresEngine:
         try:
             return self.connection.execute(query, params)
         except psycopg.Error as error:
-            self.connection.rollback()
-            raise InputError(f"{self.source}: {_first_line(str(error))}") from None
+            raise self._refused(error) from None
+
+    def _refused(self, error: Exception) -> InputError:
+        """A server error as one line naming the input; the failed transaction is rolled back."""
+        self.connection.rollback()
+        return InputError(f"{self.source}: {_first_line(str(error))}")
 
     def _read_columns(self) -> tuple[str, ...]:
         sql = _sql()
@@ -239,7 +243,7 @@ class PostgresEngine:
         missing = [c for c in dict.fromkeys(columns) if c not in self._distinct]
         if missing:
             sql = _sql()
-            texts = [sql.SQL("{}::text").format(sql.Identifier(c)) for c in missing]
+            texts = [sql.Identifier(c) for c in missing]
             sets = sql.SQL(", ").join(sql.SQL("({})").format(t) for t in texts)
             flags = [sql.SQL("GROUPING({})").format(t) for t in texts]
             query = sql.SQL("SELECT {}, {} FROM {} GROUP BY GROUPING SETS ({})").format(
@@ -260,9 +264,7 @@ class PostgresEngine:
         if not columns:
             height = 1 if self.rows > 0 else 0
             return Grouped(pl.DataFrame(height=height), np.full(height, self.rows, np.int64))
-        texts = sql.SQL(", ").join(
-            sql.SQL("{}::text AS {}").format(sql.Identifier(c), sql.Identifier(c)) for c in columns
-        )
+        texts = sql.SQL(", ").join(sql.Identifier(c) for c in columns)
         positions = sql.SQL(", ").join(sql.SQL(str(j + 1)) for j in range(len(columns)))
         query = sql.SQL("SELECT {}, count(*) AS kanonym_count FROM {} GROUP BY {}").format(
             texts, self.relation, positions
@@ -284,8 +286,7 @@ class PostgresEngine:
                 for chunk in stream:
                     buffer.write(chunk)
         except psycopg.Error as error:
-            self.connection.rollback()
-            raise InputError(f"{self.source}: {_first_line(str(error))}") from None
+            raise self._refused(error) from None
         schema = dict.fromkeys(names, pl.String)
         if buffer.tell() == 0:
             return pl.DataFrame(schema=schema)
@@ -294,14 +295,19 @@ class PostgresEngine:
 
     def _copy_in(self, table: Composable, frame: pl.DataFrame) -> None:
         """Load ``frame`` into ``table`` with ``COPY ... FROM STDIN`` (CSV, in bulk)."""
+        import psycopg
+
         sql = _sql()
         names = sql.SQL(", ").join(sql.Identifier(c) for c in frame.columns)
         # In CSV, PostgreSQL reads an unquoted empty field as NULL and a quoted one as
         # the empty string: every text value is quoted, the missing value left empty.
         text = frame.write_csv(include_header=False, quote_style="non_numeric")
         statement = sql.SQL("COPY {} ({}) FROM STDIN WITH (FORMAT csv)").format(table, names)
-        with self.connection.cursor() as cursor, cursor.copy(statement) as stream:
-            stream.write(text.encode("utf-8"))
+        try:
+            with self.connection.cursor() as cursor, cursor.copy(statement) as stream:
+                stream.write(text.encode("utf-8"))
+        except psycopg.Error as error:
+            raise self._refused(error) from None
 
     def _temporary(self, table: Composable, columns: Composable) -> None:
         """Create an empty temporary table (replacing one of that name in this session)."""
@@ -322,7 +328,6 @@ class PostgresEngine:
         selected: list[Composable] = []
         joins: list[Composable] = []
         suppressed_keys: list[Composable] = []
-        null_codes: list[int] = []
         for j, name in enumerate(names):
             attribute = plan.encoded.attributes[j]
             level = plan.levels[j]
@@ -335,7 +340,6 @@ class PostgresEngine:
             present = [r for r in rows if r[0] is not None]
             null_code = next((code for leaf, code, _ in rows if leaf is None), -1)
             null_label = labels[null_code] if null_code >= 0 else None
-            null_codes.append(null_code)
             self._copy_in(
                 mapping,
                 pl.DataFrame(
@@ -347,7 +351,7 @@ class PostgresEngine:
             raw = sql.SQL("s.{}").format(sql.Identifier(name))
             alias = sql.Identifier(f"m{j}")
             joins.append(
-                sql.SQL("LEFT JOIN {} {} ON {}.raw = {}::text").format(mapping, alias, alias, raw)
+                sql.SQL("LEFT JOIN {} {} ON {}.raw = {}").format(mapping, alias, alias, raw)
             )
             selected.append(
                 sql.SQL("CASE WHEN {} IS NULL THEN {} ELSE {}.label END AS {}").format(
@@ -465,9 +469,7 @@ class PostgresEngine:
             )
             raw = sql.SQL("s.{}").format(sql.Identifier(name))
             alias = sql.Identifier(f"c{j}")
-            joins.append(
-                sql.SQL("LEFT JOIN {} {} ON {}.raw = {}::text").format(check, alias, alias, raw)
-            )
+            joins.append(sql.SQL("LEFT JOIN {} {} ON {}.raw = {}").format(check, alias, alias, raw))
             selected.append(
                 sql.SQL("CASE WHEN {} IS NULL THEN {} ELSE {}.label END").format(
                     raw, sql.Literal(null_label), alias
