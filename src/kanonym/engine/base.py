@@ -26,7 +26,8 @@ touch rows, and they are the engine's:
 An engine that can group and join (a database, Spark) can therefore serve the
 whole pipeline while the rows stay where they are; the search runs unchanged
 on the frequency set. :class:`kanonym.engine.EmbeddedEngine` (Polars and the
-compiled kernels, in memory) is the default and, today, the only engine.
+compiled kernels, in memory) is the default; :class:`ServerEngine` states what an
+engine that keeps the rows where they live (PostgreSQL, Spark) serves besides.
 
 Example:
     >>> import polars as pl
@@ -42,7 +43,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -53,6 +54,8 @@ from kanonym.hierarchy import Hierarchy
 from kanonym.verify import ModelDeclaration
 
 BoolArray = npt.NDArray[np.bool_]
+# An engine's handle on a release it keeps where the rows are (ServerEngine).
+ReleaseT = TypeVar("ReleaseT")
 IntArray = npt.NDArray[np.int64]
 
 
@@ -198,4 +201,96 @@ class Engine(Protocol):
                 chosen levels, a class is below k, the suppression differs from
                 ``expected``, or a model fails by its definition.
         """
+        ...
+
+
+class ServerEngine(Protocol[ReleaseT]):
+    """An engine whose rows stay where they live (a database, a Spark cluster).
+
+    It serves the same steps as :class:`Engine`, but the release it builds
+    stays there too: :meth:`generalize` returns a handle (a temporary table, a
+    lazy DataFrame), :meth:`verify` re-checks it where it is, and only what is
+    asked for leaves: :meth:`counts` (small aggregates for the report),
+    :meth:`fetch` (every row, for a file written by kanonym or the API's
+    ``Result.table``), :meth:`publish` (the engine's own output: a table in
+    the same database, Parquet through Spark's commit protocol). Contract as
+    :class:`Engine`'s, and: nothing is visible to other readers before
+    :meth:`publish` returns, and :meth:`close` discards what was not published.
+    """
+
+    @property
+    def name(self) -> str:
+        """The engine's name (``postgres``, ``spark``)."""
+        ...
+
+    @property
+    def source(self) -> str:
+        """The input as messages name it (credentials redacted)."""
+        ...
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The input's columns, in order."""
+        ...
+
+    @property
+    def rows(self) -> int:
+        """The input's number of rows."""
+        ...
+
+    def require(self, names: Sequence[str]) -> None:
+        """Raise :class:`~kanonym.errors.InputError` naming the first of ``names`` the
+        input lacks."""
+        ...
+
+    def distinct(self, *columns: str) -> dict[str, list[str | None]]:
+        """The distinct values of ``columns`` as strings (one pass where the engine can)."""
+        ...
+
+    def distinct_values(self, column: str) -> list[str | None]:
+        """The distinct values of ``column`` as strings."""
+        ...
+
+    def group(self, columns: Sequence[str]) -> Grouped:
+        """The distinct raw tuples of ``columns`` (as strings) with their counts."""
+        ...
+
+    def encode(self, hierarchies: Mapping[str, Hierarchy]) -> EncodedTable:
+        """The quasi-identifiers grouped where the rows are, then encoded locally."""
+        ...
+
+    def generalize(self, plan: Generalization) -> ReleaseT:
+        """Build the release where the rows are (not yet verified, not yet visible)."""
+        ...
+
+    def verify(self, released: ReleaseT, plan: Generalization, expected: Expected) -> None:
+        """Re-check the release where it is, independently of the mapping that built it.
+
+        Raises:
+            VerificationError: as :meth:`Engine.verify`.
+        """
+        ...
+
+    def counts(self, released: ReleaseT, columns: Sequence[str]) -> Grouped:
+        """The distinct tuples of ``columns`` in the release with their counts (the
+        report's class sizes and distributions, without the rows)."""
+        ...
+
+    def fetch(self, released: ReleaseT) -> pl.DataFrame:
+        """Every released row, as text columns, copied out in bulk."""
+        ...
+
+    def publish(self, released: ReleaseT, destination: str, *, replace: bool) -> None:
+        """Make the verified release the engine's own output at ``destination``, all at
+        once (one transaction, a commit protocol); an existing destination is refused
+        unless ``replace``.
+
+        Raises:
+            InputError: ``destination`` is not one this engine writes, exists
+                and ``replace`` is false, or cannot be written (nothing is left).
+        """
+        ...
+
+    def close(self) -> None:
+        """Discard whatever was not published and release the connection or session."""
         ...

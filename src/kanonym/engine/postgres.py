@@ -142,6 +142,12 @@ def _first_line(message: str) -> str:
     return re.sub(r"password=\S+", "password=***", line)
 
 
+def _database(conninfo: str) -> tuple[str, str, str]:
+    """Host, port and database of a connection URL (two URLs on one database match)."""
+    parts = urlsplit(conninfo)
+    return (parts.hostname or "", str(parts.port or ""), parts.path.lstrip("/"))
+
+
 def _sql() -> Any:
     from psycopg import sql
 
@@ -394,8 +400,8 @@ class PostgresEngine:
             where,
             sql.Literal(str(plan.seed)),
         )
-        self._execute(query)
-        return PostgresRelease(self, _RELEASE, tuple(order))
+        built = self._execute(query)
+        return PostgresRelease(self, _RELEASE, tuple(order), rows=max(built.rowcount, 0))
 
     def _suppressed_classes(self, plan: Generalization) -> pl.DataFrame:
         """The code tuples (at the node's levels) of the classes whose rows are suppressed."""
@@ -503,6 +509,82 @@ class PostgresEngine:
             sql.SQL("TABLE {}").format(sql.Identifier(released.table)), released.columns
         )
 
+    def counts(self, released: PostgresRelease, columns: Sequence[str]) -> Grouped:
+        """The distinct tuples of ``columns`` in the release with their counts (one
+        ``GROUP BY``, copied out)."""
+        sql = _sql()
+        if not columns:
+            return Grouped(pl.DataFrame(height=1), np.array([released.rows], np.int64))
+        texts = sql.SQL(", ").join(sql.Identifier(c) for c in columns)
+        positions = sql.SQL(", ").join(sql.SQL(str(j + 1)) for j in range(len(columns)))
+        query = sql.SQL("SELECT {}, count(*) FROM {} GROUP BY {}").format(
+            texts, sql.Identifier(released.table), positions
+        )
+        frame = self._copy_out(query, [*columns, "kanonym_count"])
+        counts = frame.get_column("kanonym_count").cast(pl.Int64).to_numpy()
+        return Grouped(frame.drop("kanonym_count"), np.ascontiguousarray(counts))
+
+    def publish(self, released: PostgresRelease, destination: str, *, replace: bool) -> None:
+        """Create ``destination`` (``postgresql://...?table=SCHEMA.R`` on this database) as a
+        copy of the verified release and commit: readers see the whole table or none.
+
+        Raises:
+            InputError: ``destination`` is on another database or names a query,
+                the table exists and ``replace`` is false, or the server refuses
+                (no permission to create): the transaction is rolled back and
+                nothing is left.
+        """
+        sql = _sql()
+        target = self.destination(destination, replace=replace)
+        if replace:
+            self._execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(*target)))
+        self._execute(
+            sql.SQL("CREATE TABLE {} AS TABLE {}").format(
+                sql.Identifier(*target), sql.Identifier(released.table)
+            )
+        )
+        try:
+            self.connection.commit()
+        except Exception as error:
+            raise self._refused(error) from None
+
+    def destination(self, url: str, *, replace: bool) -> tuple[str, str]:
+        """``(schema, table)`` of an output URL this engine can write, checked in the server:
+        the same database, a table (not a query), absent unless ``replace``, and a schema
+        the user may create tables in.
+
+        Raises:
+            InputError: naming the output and the reason.
+        """
+        target = PostgresLocation.parse(url, what="output")
+        if target.table is None:
+            raise InputError(f"{target.shown}: the output is a table: ?table=SCHEMA.NAME")
+        if _database(target.conninfo) != _database(self.location.conninfo):
+            raise InputError(
+                f"{target.shown}: the output table must be in the input's database "
+                f"({redact(self.location.conninfo)})"
+            )
+        schema, name = target.table
+        exists, may_create = self._execute(
+            _sql().SQL(
+                "SELECT to_regclass(quote_ident(%s) || '.' || quote_ident(%s)) IS NOT NULL, "
+                "coalesce((SELECT has_schema_privilege(oid, 'CREATE') FROM pg_namespace "
+                "WHERE nspname = %s), false)"
+            ),
+            [schema, name, schema],
+        ).fetchone()
+        if exists and not replace:
+            raise InputError(
+                f"{target.shown}: table {schema}.{name} exists; choose another or replace it "
+                "(replace=True, --replace)"
+            )
+        if not may_create:
+            raise InputError(
+                f"{target.shown}: no permission to create tables in schema '{schema}' "
+                "(or it does not exist)"
+            )
+        return schema, name
+
     def close(self) -> None:
         """End the transaction (nothing of it is kept) and the connection."""
         if not self.connection.closed:
@@ -523,3 +605,4 @@ class PostgresRelease:
     engine: PostgresEngine
     table: str
     columns: tuple[str, ...]
+    rows: int = 0

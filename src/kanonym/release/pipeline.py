@@ -17,10 +17,13 @@ import dataclasses
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from kanonym.config import AnonymizationConfig, HierarchyLike, ReleaseJob, SuppressionLimit
 from kanonym.engine import EmbeddedEngine
-from kanonym.engine.postgres import PostgresEngine, is_postgres_url, redact
+from kanonym.engine.base import ServerEngine
+from kanonym.engine.choose import open_engine
+from kanonym.engine.postgres import is_postgres_url, redact
 from kanonym.errors import InputError
 from kanonym.hierarchy import Duplicates
 from kanonym.io import Table, load
@@ -58,7 +61,7 @@ from kanonym.verify import CheckSummary, measure_table
 
 
 def _run(
-    table: Table | PostgresEngine,
+    table: Table | ServerEngine[Any],
     config: AnonymizationConfig,
     read_seconds: float,
     on_progress: Callable[[Progress], None] | None,
@@ -240,21 +243,13 @@ def anonymize(
         )
     started = time.perf_counter()
     announce(on_progress, "reading", detail=_named(data))
-    chosen = engine or ("postgres" if is_postgres_url(data) else "embedded")
-    if chosen == "postgres":
-        if not is_postgres_url(data):
-            raise InputError("`engine='postgres'` needs `data` as a postgresql:// URL")
-        rows = PostgresEngine(str(data))
-        try:
-            return _run(rows, config, time.perf_counter() - started, on_progress)
-        finally:
-            rows.close()
-    if chosen != "embedded":
-        raise InputError(f"`engine` must be 'embedded' or 'postgres', got {chosen!r}")
-    if is_postgres_url(data):
-        raise InputError("a postgresql:// URL is read by `engine='postgres'`")
-    table = load(data, delimiter=delimiter)
-    return _run(table, config, time.perf_counter() - started, on_progress)
+    rows = open_engine(data, engine, delimiter=delimiter)
+    if isinstance(rows, EmbeddedEngine):
+        return _run(rows.table, config, time.perf_counter() - started, on_progress)
+    try:
+        return _run(rows, config, time.perf_counter() - started, on_progress)
+    finally:
+        rows.close()
 
 
 def _named(data: object) -> str:

@@ -10,14 +10,14 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 import polars as pl
 
 from kanonym.config import AnonymizationConfig
 from kanonym.encode import EncodedTable, SensitiveAttribute, encode_sensitive
 from kanonym.engine import EmbeddedEngine, Expected, Generalization
-from kanonym.engine.base import Released
-from kanonym.engine.postgres import PostgresEngine, PostgresRelease
+from kanonym.engine.base import Released, ServerEngine
 from kanonym.errors import InputError, UnassignedColumnsError
 from kanonym.evaluation import CellSuppressionEvaluator, NodeEvaluation, NodeEvaluator
 from kanonym.evaluation.cells import measure_cells
@@ -32,8 +32,8 @@ from kanonym.result import CellReport, Solution
 from kanonym.search import Progress
 from kanonym.verify import CellCounts
 
-# The engines the pipeline releases through.
-RowEngine = EmbeddedEngine | PostgresEngine
+# The engines the pipeline releases through: in memory, or where the rows live.
+RowEngine = EmbeddedEngine | ServerEngine[Any]
 
 
 def declare_models(config: AnonymizationConfig) -> list[PrivacyModel]:
@@ -320,7 +320,6 @@ def release_node(
         engine.verify(generalized, plan, expected)
         table = generalized.table
     else:
-        assert isinstance(generalized, PostgresRelease)
         engine.verify(generalized, plan, expected)
         # The verified release, copied out in bulk for the result and its report.
         table = engine.fetch(generalized)
