@@ -10,14 +10,20 @@ And a real PostgreSQL server for the PostgreSQL engine's tests (issue 12),
 started on first use by ``postgres_url`` and stopped at the end of the session:
 a session that uses none of these fixtures starts nothing. See
 :mod:`tests.postgres_server`.
+
+And one local Spark session for the Spark engine's tests (``spark_session``),
+started on first use and stopped at the end of the run.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import os
+import shutil
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -154,3 +160,40 @@ def load_postgres_table(
         return copy_frame(postgres_url, frame, postgres_schema, name)
 
     return load
+
+
+@pytest.fixture(scope="session")
+def spark_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """One local Spark session (``local[2]``) for the whole run, stopped at its end.
+
+    Without PySpark or Java (a developer's laptop) the tests that use it skip;
+    under CI (``CI`` set), where ``.ci/run`` installs Java, their absence fails
+    them instead. The warehouse of ``spark-table:`` tables lives in a temporary
+    directory; the UI, the console progress bar and the logs below ERROR are
+    off, and a small shuffle keeps the tests' tiny jobs quick.
+    """
+    reason = None
+    if importlib.util.find_spec("pyspark") is None:
+        reason = "PySpark is not installed (pip install -e '.[dev]')"
+    elif shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        reason = "no Java (Spark needs Java 17 or later: apt-get install default-jre-headless)"
+    if reason is not None:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must run the Spark tests, but: {reason}", pytrace=False)
+        pytest.skip(f"no Spark: {reason}")
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("kanonym-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.sql.warehouse.dir", str(tmp_path_factory.mktemp("spark-warehouse")))
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    try:
+        yield session
+    finally:
+        session.stop()

@@ -23,6 +23,7 @@ import polars as pl
 
 if TYPE_CHECKING:
     import pandas
+    import pyspark.sql
 
 AlgorithmName: TypeAlias = Literal[
     "optimal",
@@ -52,13 +53,14 @@ TechniqueName: TypeAlias = Literal[
 ]
 """One of Samarati's technique classes that kanonym runs (:mod:`kanonym.technique`)."""
 
-EngineName: TypeAlias = Literal["embedded", "postgres"]
+EngineName: TypeAlias = Literal["embedded", "postgres", "spark"]
 """Where the rows are grouped, transformed and re-checked (:mod:`kanonym.engine`):
-in memory, or in a PostgreSQL server."""
+in memory, in a PostgreSQL server, or in Spark (local or a cluster)."""
 
-TableLike: TypeAlias = "str | Path | pl.DataFrame | pandas.DataFrame"
+TableLike: TypeAlias = "str | Path | pl.DataFrame | pandas.DataFrame | pyspark.sql.DataFrame"
 """A table: a CSV (plain or gzip) or Parquet path, a Polars or pandas DataFrame
-(read by :func:`kanonym.io.load`), or a ``postgresql://`` URL naming a table or
-a query (the PostgreSQL engine)."""
+(read by :func:`kanonym.io.load`), a ``postgresql://`` URL naming a table or
+a query (the PostgreSQL engine), or a Spark DataFrame or ``spark-table:NAME``
+(the Spark engine, which also reads Parquet and CSV paths with ``engine="spark"``)."""
 
 __all__ = ["AlgorithmName", "EngineName", "MetricName", "PolicyName", "TableLike", "TechniqueName"]
