@@ -161,6 +161,11 @@ def test_publish_writes_parquet_and_refuses_an_existing_destination(
         plan = Generalization(encoded, (1,), np.ones(4, bool), ("id",), 0)
         released = engine.generalize(plan)
         engine.verify(released, plan, Expected({"zip": ZIP}, 2, 0, 0, ()))
+        counted = engine.counts(released, ["zip"])
+        assert sorted(zip(counted.values["zip"], counted.counts.tolist(), strict=True)) == [
+            ("0213*", 2),
+            ("0214*", 2),
+        ]
         destination = tmp_path / "release.parquet"
         engine.publish(released, str(destination), replace=False)
         written = pl.read_parquet(destination / "*.parquet")
@@ -232,11 +237,20 @@ def test_bad_input_is_one_line(spark_session: Any, tmp_path: Path) -> None:
     ]
     broken = tmp_path / "broken.parquet"
     broken.write_bytes(b"PAR1 not really parquet")
-    cases.append((broken, "zip", r"broken\.parquet: "))
+    cases.append((broken, "zip", r"broken\.parquet: .*not a Parquet file"))
+    ragged = tmp_path / "ragged.csv"
+    ragged.write_text("zip,note\n02138,a,secret\n")
+    cases.append((ragged, "zip", r"ragged\.csv: .*Malformed CSV record$"))
     for source, column, message in cases:
         with pytest.raises(InputError, match=message) as raised:
-            kanonym.anonymize(source, quasi_identifiers={column: "mask"}, k=1, engine="spark")  # type: ignore[arg-type]
-        assert "\n" not in str(raised.value)
+            kanonym.anonymize(
+                source,  # type: ignore[arg-type]
+                quasi_identifiers={column: "mask"},
+                k=1,
+                keep_unlisted=True,
+                engine="spark",
+            )
+        assert "\n" not in str(raised.value) and "secret" not in str(raised.value)
 
 
 _CELLS = st.sampled_from(["a", "b", "c", None])

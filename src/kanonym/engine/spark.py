@@ -7,7 +7,8 @@ directory of part files, on any file system Spark reads: ``s3a://``,
 ``catalog.db.table``). A path ending in ``.csv``, ``.tsv``, ``.txt`` or ``.gz``,
 or a local file or directory whose data files are not Parquet, is read as CSV
 with a header row, every column as a string (RFC 4180 quoting, fields may hold
-line breaks, a malformed record is an error rather than a row of nulls);
+line breaks, a malformed record is an error rather than a row of nulls; the
+delimiter is ``delimiter=``, else a tab for ``.tsv`` and a comma otherwise);
 anything else is Parquet. Every column is compared as a string (Spark's
 ``CAST(... AS STRING)``), and the empty string is read as the missing value,
 as kanonym reads files and data frames. The work is split as the engine seam
@@ -45,6 +46,7 @@ this engine is used.
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,6 +79,10 @@ _DATAFRAME_SOURCE = "<Spark DataFrame>"
 _CSV_SUFFIXES = frozenset({".csv", ".tsv", ".txt", ".gz"})
 _PARQUET_SUFFIXES = frozenset({".parquet", ".pq"})
 _PARQUET_MAGIC = b"PAR1"
+# Spark's messages name the file in full: room for a long path.
+_MESSAGE_LIMIT = 300
+# "Malformed CSV record: <the row's values>": the values are cut from a message.
+_QUOTED_RECORD = re.compile(r"(?i)(malformed[^:]*record[^:]*):.*$")
 # The column that orders the release (a seeded hash of the input row).
 _ORDER = "_kanonym_order"
 
@@ -137,6 +143,20 @@ def spark_format(path: str) -> Literal["csv", "parquet"]:
         return "parquet" if file.read(4) == _PARQUET_MAGIC else "csv"
 
 
+def _separator(path: str, delimiter: str | None) -> str:
+    """The CSV delimiter: ``delimiter`` (a character or a name such as ``tab``), else a tab
+    for a ``.tsv`` name and a comma for any other.
+
+    Example:
+        >>> _separator("visits.tsv.gz", None), _separator("visits.csv", "semicolon")
+        ('\\t', ';')
+    """
+    if delimiter is not None:
+        return delimiter_character(delimiter)
+    name = Path(path).name.lower().removesuffix(".gz")
+    return "\t" if name.endswith(".tsv") else ","
+
+
 def _same_place(first: str, second: str) -> bool:
     """Whether two paths name one file or directory (local paths resolved, others as
     written, a final ``/`` aside)."""
@@ -152,12 +172,25 @@ def _functions() -> Any:
     return functions
 
 
-def _message(error: BaseException) -> str:
-    """A Spark or JVM error as one line: its first, without the SQLSTATE suffix."""
-    java = getattr(error, "java_exception", None)
-    text = str(java.toString()) if java is not None else str(error)
+def _first_line(text: str) -> str:
+    """The first non-empty line of ``text``, without Spark's SQLSTATE suffix, and without
+    the record a malformed-record error quotes (a row's values stay out of messages)."""
     line = next((part.strip() for part in text.splitlines() if part.strip()), text)
-    return clip(line.split(" SQLSTATE:")[0])
+    line = line.split(" SQLSTATE:")[0].strip()
+    return _QUOTED_RECORD.sub(r"\1", line)
+
+
+def _message(error: BaseException) -> str:
+    """A Spark or JVM error as one line: the first line of its message or, for a JVM
+    error, of its root cause (a failed read says why there: the file is not Parquet, a
+    CSV record is malformed)."""
+    java = getattr(error, "java_exception", None)
+    if java is None:
+        return clip(_first_line(str(error)), limit=_MESSAGE_LIMIT)
+    while java.getCause() is not None:
+        java = java.getCause()
+    text = java.getMessage()
+    return clip(_first_line(str(text or java.toString())), limit=_MESSAGE_LIMIT)
 
 
 def _session(source: str) -> SparkSession:
@@ -252,7 +285,7 @@ class SparkEngine:
                 data,
                 header=True,
                 inferSchema=False,
-                sep="," if delimiter is None else delimiter_character(delimiter),
+                sep=_separator(data, delimiter),
                 quote='"',
                 escape='"',
                 multiLine=True,
@@ -569,12 +602,14 @@ class SparkEngine:
         from py4j.protocol import Py4JJavaError
         from pyspark.errors import PySparkException
 
-        existed = path is None or self._exists(path)
+        # Asked before the write: only a directory this write created is removed.
+        found = self._file_system(path)
+        created = found is not None and not found[0].exists(found[1])
         try:
             yield
         except (PySparkException, Py4JJavaError) as error:
             reason = _message(error)
-            if not existed:
+            if created:
                 self._remove(path)
             if not replace and ("ALREADY_EXISTS" in reason or "already exists" in reason):
                 raise InputError(
@@ -583,22 +618,27 @@ class SparkEngine:
                 ) from None
             raise InputError(f"{destination}: cannot write the release: {reason}") from None
 
-    def _hadoop_path(self, path: str) -> tuple[Any, Any]:
-        """The Hadoop file system holding ``path`` and the path on it (what Spark writes to)."""
-        jvm = self.session.sparkContext._jvm
-        assert jvm is not None
-        hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
-        configuration = self.session.sparkContext._jsc.hadoopConfiguration()
-        return hadoop_path.getFileSystem(configuration), hadoop_path
+    def _file_system(self, path: str | None) -> tuple[Any, Any] | None:
+        """The Hadoop file system Spark writes ``path`` to, and the path on it; None under
+        Spark Connect, whose client has no JVM to ask."""
+        from pyspark.errors import PySparkException
 
-    def _exists(self, path: str) -> bool:
-        system, hadoop_path = self._hadoop_path(path)
-        return bool(system.exists(hadoop_path))
+        if path is None:
+            return None
+        try:
+            context = self.session.sparkContext
+        except PySparkException:
+            return None
+        jvm = context._jvm
+        if jvm is None:
+            return None
+        hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
+        return hadoop_path.getFileSystem(context._jsc.hadoopConfiguration()), hadoop_path
 
     def _remove(self, path: str | None) -> None:
-        if path is not None and self._exists(path):
-            system, hadoop_path = self._hadoop_path(path)
-            system.delete(hadoop_path, True)
+        found = self._file_system(path)
+        if found is not None and found[0].exists(found[1]):
+            found[0].delete(found[1], True)
 
     def close(self) -> None:
         """Release what the engine persisted; the session stays (it may be the caller's,
