@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +53,18 @@ def _same_release(a: kanonym.Result, b: kanonym.Result) -> None:
 def _spark_frame(spark: Any, frame: pl.DataFrame) -> Any:
     """``frame`` as a Spark DataFrame (through Arrow; every column a string)."""
     return spark.createDataFrame(frame.cast(pl.String).to_arrow())
+
+
+def test_kanonym_imports_no_pyspark_until_the_engine_is_used() -> None:
+    # A fresh interpreter tells: this one may have loaded PySpark for other tests.
+    code = (
+        "import sys, kanonym, polars as pl; "
+        "kanonym.anonymize(pl.DataFrame({'zip': ['02138', '02139']}), "
+        "quasi_identifiers={'zip': 'mask'}, k=2); "
+        "print(sorted(m for m in sys.modules if m.startswith(('pyspark', 'py4j'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
 
 
 def test_adult_gives_the_embedded_release_from_a_dataframe_and_a_parquet_path(
