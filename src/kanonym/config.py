@@ -21,10 +21,11 @@ from decimal import Decimal, InvalidOperation
 from functools import cache
 from pathlib import Path
 from types import MappingProxyType
-from typing import TypeVar, cast
+from typing import TypeVar, cast, get_args
 
 import polars as pl
 
+from kanonym.engine.postgres import is_postgres_url, redact
 from kanonym.errors import HierarchyError, InputError, NestedColumnError, clip, echo
 from kanonym.hierarchy import (
     DUPLICATES,
@@ -41,7 +42,7 @@ from kanonym.io.read import read_schema
 from kanonym.io.table import nested_columns
 from kanonym.metrics import DEFAULT_METRIC, METRICS
 from kanonym.models import KAnonymity, PrivacyModel, parse_model
-from kanonym.options import AlgorithmName, MetricName, PolicyName, TechniqueName
+from kanonym.options import AlgorithmName, EngineName, MetricName, PolicyName, TechniqueName
 from kanonym.recoding import RECODINGS
 from kanonym.search import ALGORITHMS, DEFAULT_ALGORITHM, DEFAULT_POLICY, POLICIES
 from kanonym.technique import TECHNIQUES, Technique, resolve_technique
@@ -462,14 +463,22 @@ def _check_axis_kinds(config: AnonymizationConfig, quasi_identifiers: Mapping[st
 
 @dataclass(frozen=True, kw_only=True)
 class ReleaseJob:
-    """An anonymization job with its files: what ``kanonym anonymize`` runs."""
+    """An anonymization job with its files: what ``kanonym anonymize`` runs.
 
-    input: Path
-    output: Path
+    ``input`` and ``output`` are files, or ``postgresql://`` URLs (kept as
+    strings) for the PostgreSQL engine; ``engine`` names the engine (None: the
+    input's form decides); ``replace`` lets a table output replace an existing
+    table.
+    """
+
+    input: Path | str
+    output: Path | str
     config: AnonymizationConfig
     report: Path | None = None
     delimiter: str | None = None
     report_html: Path | None = None
+    engine: EngineName | None = None
+    replace: bool = False
 
 
 # Keys of a job file are the long flag names of ``kanonym anonymize``.
@@ -477,6 +486,8 @@ JOB_KEYS = frozenset(
     {
         "input",
         "output",
+        "engine",
+        "replace",
         "report",
         "report-html",
         "delimiter",
@@ -674,6 +685,11 @@ class _Options:
             result[column] = number
         return result
 
+    def location(self, key: str, base_dir: Path) -> Path | str | None:
+        """A file (as :meth:`path`) or a database URL, kept as it is."""
+        value = self.text(key)
+        return value if is_postgres_url(value) else self.path(key, base_dir)
+
     def path(self, key: str, base_dir: Path) -> Path | None:
         value = self.text(key)
         if value is not None and value.endswith(("/", os.sep)):
@@ -708,8 +724,8 @@ def job_from_options(
     """
     opts = _Options(options, where)
     k = opts.integer("k")
-    source = opts.path("input", base_dir)
-    output = opts.path("output", base_dir)
+    source = opts.location("input", base_dir)
+    output = opts.location("output", base_dir)
     for key, value in (
         ("input", source),
         ("output", output),
@@ -726,10 +742,21 @@ def job_from_options(
         for name, sep, spec in (entry.partition("=") for entry in opts.names("sensitive"))
         if sep
     }
+    engine = cast(EngineName | None, opts.choice("engine", get_args(EngineName)))
+    if is_postgres_url(output) and not (is_postgres_url(source) and engine in (None, "postgres")):
+        raise InputError(
+            f"{where}: output {redact(str(output))} is a PostgreSQL table, written by the "
+            "PostgreSQL engine of that database: give a postgresql:// input there too"
+        )
     check_destinations(
-        {"output": output, "report": report, "report-html": report_html, **(more_outputs or {})},
         {
-            "input table": source,
+            "output": None if isinstance(output, str) else output,
+            "report": report,
+            "report-html": report_html,
+            **(more_outputs or {}),
+        },
+        {
+            "input table": None if isinstance(source, str) else source,
             "job file": job_file,
             **{
                 f"hierarchy file of '{name}'": spec_file(spec, base_dir=base_dir)
@@ -744,7 +771,7 @@ def job_from_options(
         sensitive_specs,
         base_dir=base_dir,
         duplicates=duplicates,
-        table=cache(lambda: load(source, delimiter=delimiter)),
+        table=cache(lambda: _load_for_models(source, delimiter)),
     )
     # The values a job file or the command line gives are checked by the config;
     # the casts only tell mypy which names it accepts.
@@ -773,7 +800,8 @@ def job_from_options(
         categorical=opts.names("categorical"),
         hierarchy_duplicates=duplicates,
     )
-    _refuse_nested(source, config)
+    if not isinstance(source, str):
+        _refuse_nested(source, config)
     return ReleaseJob(
         input=source,
         output=output,
@@ -781,7 +809,19 @@ def job_from_options(
         report_html=report_html,
         delimiter=delimiter,
         config=config,
+        engine=engine,
+        replace=opts.boolean("replace"),
     )
+
+
+def _load_for_models(source: Path | str, delimiter: str | None) -> Table:
+    """The input in memory, for a model that builds a sensitive attribute's hierarchy."""
+    if isinstance(source, str):
+        raise InputError(
+            f"{redact(source)}: models that read a sensitive attribute need the table in "
+            "memory (the embedded engine); read it into a file or DataFrame first"
+        )
+    return load(source, delimiter=delimiter)
 
 
 def parse_models(

@@ -258,6 +258,26 @@ class ColumnNotFoundError(InputError):
         super().__init__(message)
 
 
+class TableExistsError(InputError):
+    """A release's output table exists and the caller did not ask to replace it.
+
+    ``output`` is the output as messages show it (password redacted), ``table``
+    the existing ``SCHEMA.NAME``; the message names the Python parameter
+    (``replace=True``), the command line its own option.
+
+    Example:
+        >>> TableExistsError("postgresql://db?table=s.r", "s.r").table
+        's.r'
+    """
+
+    def __init__(self, output: str, table: str) -> None:
+        self.output = output
+        self.table = table
+        super().__init__(
+            f"{output}: table {table} exists; choose another or replace it (replace=True)"
+        )
+
+
 class DateFormatError(InputError):
     """A date builder met a value its format does not read.
 

@@ -19,7 +19,7 @@ Example:
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
@@ -28,6 +28,8 @@ import polars as pl
 
 from kanonym._version import __version__
 from kanonym.config import AnonymizationConfig
+from kanonym.engine import ServerRelease
+from kanonym.engine.postgres import is_postgres_url
 from kanonym.hierarchy import Hierarchy
 from kanonym.io import CsvDialect, Table
 from kanonym.models import PrivacyModel, model_spec
@@ -55,6 +57,7 @@ class ResultWriter(Protocol):
         *,
         report: str | Path | None = None,
         report_html: str | Path | None = None,
+        replace: bool = False,
     ) -> None: ...
 
 
@@ -158,7 +161,9 @@ class Result:
     """A verified release, ready to be written.
 
     Attributes:
-        table: the released rows (Polars), already re-checked.
+        released: the released rows, already re-checked: a Polars DataFrame, or a
+            :class:`~kanonym.engine.ServerRelease` the engine keeps where the rows
+            live (read :attr:`table` to copy it out; :meth:`close` ends it).
         transformation: quasi-identifier -> chosen level; None for a local
             recoding, which has no level (see ``recoding``).
         metrics: measures of the chosen generalization.
@@ -178,7 +183,7 @@ class Result:
             the files (:meth:`write`, :meth:`payloads`) reports to it too.
     """
 
-    table: pl.DataFrame
+    released: pl.DataFrame | ServerRelease
     transformation: dict[str, int] | None
     metrics: dict[str, object]
     minimal_generalizations: tuple[Solution, ...]
@@ -205,6 +210,57 @@ class Result:
     writer: ResultWriter | None = field(default=None, repr=False, compare=False)
 
     @functools.cached_property
+    def table(self) -> pl.DataFrame:
+        """The released rows as a Polars DataFrame (copied out of the engine on first use
+        when the release stays where the rows live)."""
+        if isinstance(self.released, pl.DataFrame):
+            return self.released
+        return self.released.frame()
+
+    @property
+    def released_rows(self) -> int:
+        """The number of released rows (without copying a kept release out)."""
+        if isinstance(self.released, pl.DataFrame):
+            return self.released.height
+        return self.released.rows
+
+    @property
+    def released_columns(self) -> tuple[str, ...]:
+        """The released columns, in order."""
+        if isinstance(self.released, pl.DataFrame):
+            return tuple(self.released.columns)
+        return self.released.columns
+
+    def value_counts(self, columns: Sequence[str]) -> pl.DataFrame:
+        """The distinct tuples of ``columns`` in the release with their counts (column
+        ``len``), computed where the release is.
+
+        Example:
+            >>> import kanonym, polars as pl
+            >>> table = pl.DataFrame({"zip": ["02138", "02139", "02141", "02142"]})
+            >>> result = kanonym.anonymize(table, quasi_identifiers={"zip": "mask"}, k=2, seed=1)
+            >>> result.value_counts(["zip"]).sort("zip").rows()
+            [('0213*', 2), ('0214*', 2)]
+        """
+        if isinstance(self.released, pl.DataFrame):
+            return self.released.group_by(list(columns)).len()
+        grouped = self.released.counts(columns)
+        return grouped.values.with_columns(pl.Series("len", grouped.counts, pl.UInt32))
+
+    def close(self) -> None:
+        """End the engine's hold on a release kept where the rows live (its connection or
+        session); nothing for a release in memory. A release not published by then is
+        discarded there (its rows stay readable through :attr:`table` if read before)."""
+        if not isinstance(self.released, pl.DataFrame):
+            self.released.close()
+
+    def __enter__(self) -> Result:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @functools.cached_property
     def search(self) -> SearchTrace | None:
         """What the lattice search checked, for the HTML report's lattice figure (None when
         no full-domain search ran); built on first use."""
@@ -219,7 +275,7 @@ class Result:
         metric = self.config.metric or ("ncp" if self.transformation is None else None)
         score = "" if metric is None else f", {metric} {_shown(self.metrics.get(metric))}"
         return (
-            f"<kanonym.Result: {self.table.height} of {self.input_rows} rows released "
+            f"<kanonym.Result: {self.released_rows} of {self.input_rows} rows released "
             f"({self.suppressed_rows} suppressed), k={self.config.k}, {how}{score}, "
             f"seed {self.seed}>"
         )
@@ -242,7 +298,7 @@ class Result:
         """
         config = self.config
         lines = [
-            f"released {self.table.height} of {self.input_rows} rows ({self.suppressed_rows} "
+            f"released {self.released_rows} of {self.input_rows} rows ({self.suppressed_rows} "
             f"suppressed, limit {self.max_suppressed_rows}); k={config.k}"
             + "".join(f", {m.describe()['model']}" for m in self.models[1:])
         ]
@@ -257,7 +313,7 @@ class Result:
             partitions = (self.recoding or {}).get("partitions")
             lines.append(f"local recoding: {config.algorithm}, {partitions} partitions")
             measure = "ncp"
-        sizes = self.table.group_by(list(self.hierarchies)).len().get_column("len").to_numpy()
+        sizes = self.value_counts(list(self.hierarchies)).get_column("len").to_numpy()
         lines.append(
             f"{measure} {_shown(self.metrics.get(measure))}, {sizes.size} classes, "
             f"smallest {int(sizes.min()) if sizes.size else 0} rows"
@@ -283,11 +339,20 @@ class Result:
         from kanonym.attacks.measures import DIRECT_IDENTIFIER_UNIQUENESS, value_uniqueness
 
         config = self.config
-        unchanged = [c for c in self.table.columns if c not in self.hierarchies]
+        unchanged = [c for c in self.released_columns if c not in self.hierarchies]
         if not unchanged:
             return ()
-        shares = value_uniqueness(self.table, unchanged)
-        distinct = self.table.select(pl.col(c).n_unique() for c in unchanged).row(0)
+        if isinstance(self.released, pl.DataFrame):
+            shares = value_uniqueness(self.released, unchanged)
+            distinct = self.released.select(pl.col(c).n_unique() for c in unchanged).row(0)
+        else:
+            # Counted where the release is: per column, its values' counts.
+            counted = [self.released.counts([c]).counts for c in unchanged]
+            rows = max(self.released.rows, 1)
+            shares = {
+                c: float((n == 1).sum()) / rows for c, n in zip(unchanged, counted, strict=True)
+            }
+            distinct = tuple(n.size for n in counted)
         role: dict[str, Literal["sensitive", "insensitive"]] = {
             **dict.fromkeys(config.insensitive, "insensitive"),
             **dict.fromkeys(config.sensitive, "sensitive"),
@@ -313,9 +378,11 @@ class Result:
         (``021**`` when every ZIP starts with 021) tells as little. A column
         that held one value in the input had nothing to tell and is not counted.
         """
-        names = [name for name in self.hierarchies if name in self.table.columns]
-        if not names or self.table.height == 0:
+        names = [name for name in self.hierarchies if name in self.released_columns]
+        if not names or self.released_rows == 0:
             return {}
+        if not isinstance(self.released, pl.DataFrame):
+            return self._wiped_counted(names)
         # "Does any row differ from the first" is one comparison per cell, about three
         # times cheaper than counting distinct values (1.3 s of a 10M-row run).
         varied = self.table.select(
@@ -335,6 +402,15 @@ class Result:
             if before < 2:
                 continue
             wiped[name] = self.table.get_column(name)[0]
+        return wiped
+
+    def _wiped_counted(self, names: Sequence[str]) -> dict[str, str | None]:
+        """:attr:`wiped_attributes` of a release kept where the rows live, from its counts."""
+        wiped: dict[str, str | None] = {}
+        for name in names:
+            values = self.value_counts([name]).get_column(name)
+            if values.len() == 1 and len(self.hierarchies[name].levels[0]) >= 2:
+                wiped[name] = values[0]
         return wiped
 
     @property
@@ -376,7 +452,7 @@ class Result:
             "kanonym_version": __version__,
             "input": self.source,
             "input_rows": self.input_rows,
-            "released_rows": self.table.height,
+            "released_rows": self.released_rows,
             "suppressed_rows": self.suppressed_rows,
             "max_suppressed_rows": self.max_suppressed_rows,
             "suppression_limit": config.suppression.describe(),
@@ -436,8 +512,15 @@ class Result:
         *,
         report: str | Path | None = None,
         report_html: str | Path | None = None,
+        replace: bool = False,
     ) -> None:
         """Write the release (CSV in the input's dialect, or Parquet) and the reports.
+
+        ``output`` may also be ``postgresql://USER@HOST:PORT/DB?table=SCHEMA.R``
+        for a release of a PostgreSQL input: the table is created in that
+        database and committed only after the re-check (which has passed);
+        an existing table is refused unless ``replace``. The reports are put in
+        place once it is committed.
 
         All files are written atomically and together: either all are
         replaced or none is touched (:func:`kanonym.release.write.write_result`).
@@ -452,12 +535,16 @@ class Result:
         """
         if self.writer is None:
             raise TypeError("this Result was built without a writer; use kanonym.release.write")
-        self.writer(self, output, report=report, report_html=report_html)
+        self.writer(self, output, report=report, report_html=report_html, replace=replace)
 
     def input_files(self) -> dict[str, Path | None]:
         """The files this release was made from, which no destination may overwrite."""
         files: dict[str, Path | None] = {
-            "input table": None if self.source == "<DataFrame>" else Path(self.source)
+            "input table": (
+                None
+                if self.source == "<DataFrame>" or is_postgres_url(self.source)
+                else Path(self.source)
+            )
         }
         hierarchies = {**self.hierarchies, **self.sensitive_hierarchies}
         for name, hierarchy in hierarchies.items():

@@ -191,6 +191,20 @@ def _release(args: argparse.Namespace) -> int:
         job_file=args.config,
         more_outputs={"ledger": ledger_path},
     )
+    if (
+        isinstance(job.input, str)
+        or isinstance(job.output, str)
+        or job.engine
+        not in (
+            None,
+            "embedded",
+        )
+    ):
+        # The ledger's policies read the source and the earlier releases in memory.
+        raise InputError(
+            f"{where}: 'kanonym release' records releases of files read into memory; "
+            "a database input or output goes through 'kanonym anonymize' (no ledger yet)"
+        )
     if job.report_html is not None:
         require_matplotlib()  # before the search, not after it
     ledger = release.Ledger(ledger_path)

@@ -19,7 +19,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, get_args
 
 from kanonym._version import __version__
 from kanonym.cli import attacks
@@ -43,6 +43,7 @@ from kanonym.errors import (
     NoSolutionError,
     RepeatedLeafError,
     StaleTransformationError,
+    TableExistsError,
     UnassignedColumnsError,
     VerificationError,
     echo,
@@ -54,6 +55,7 @@ from kanonym.io.table import nested_columns
 from kanonym.io.write import COMMITTED
 from kanonym.metrics import DEFAULT_METRIC, METRICS
 from kanonym.models.spec import GRAMMAR as MODEL_GRAMMAR
+from kanonym.options import EngineName
 from kanonym.recoding import RECODINGS
 from kanonym.release.pipeline import anonymize, check, run_job
 from kanonym.search import ALGORITHMS, DEFAULT_ALGORITHM, DEFAULT_POLICY, POLICIES
@@ -239,9 +241,17 @@ def _build_parser() -> _Parser:
     run.add_argument(
         "input",
         nargs="?",
-        help="the table: CSV (plain or gzip) or Parquet; or the job file's input",
+        help="the table: CSV (plain or gzip) or Parquet, or postgresql://USER@HOST:PORT/DB"
+        "?table=SCHEMA.T (or ?query=SELECT ...; the password from PGPASSWORD or .pgpass); "
+        "or the job file's input",
     )
     run.add_argument("--config", type=Path, help="TOML job file whose keys are these flag names")
+    run.add_argument(
+        "--engine",
+        choices=get_args(EngineName),
+        help="where the rows are read, transformed and re-checked (default: embedded for "
+        "files, postgres for a postgresql:// input)",
+    )
     run.add_argument(
         "--qi",
         nargs="+",
@@ -352,7 +362,17 @@ def _build_parser() -> _Parser:
     )
     run.add_argument("--delimiter", metavar="D", help=DELIMITER_HELP)
     run.add_argument("--seed", type=int, help="seed of the row shuffle (default: from the OS)")
-    run.add_argument("--output", help="release file (.csv or .parquet)")
+    run.add_argument(
+        "--output",
+        help="release file (.csv or .parquet), or a new table postgresql://...?table=SCHEMA.R "
+        "in the input's database (committed only after the re-check)",
+    )
+    run.add_argument(
+        "--replace",
+        action="store_true",
+        default=None,
+        help="let a table --output replace an existing table (files are always replaced)",
+    )
     report = run.add_mutually_exclusive_group()
     report.add_argument("--report", help="report JSON file")
     report.add_argument(
@@ -506,9 +526,12 @@ def _anonymize(args: argparse.Namespace) -> int:
         _require_matplotlib()  # before the search, not after it
     with SearchProgressBar(enabled=not args.quiet) as bar:
         result = run_job(job, on_progress=bar.update)
-    print_warnings(result)
-    if not args.quiet:
-        print(f"{summary(result)}; wrote {written(job.output, job.report, job.report_html)}")
+    try:
+        print_warnings(result)
+        if not args.quiet:
+            print(f"{summary(result)}; wrote {written(job.output, job.report, job.report_html)}")
+    finally:
+        result.close()
     return EXIT_OK
 
 
@@ -575,7 +598,7 @@ def _apply(args: argparse.Namespace) -> int:
         # The metric the report's search minimized, as anonymize printed it.
         metric = result.config.metric or DEFAULT_METRIC
         print(
-            f"applied [{levels}] from {args.from_report}: released {result.table.height} of "
+            f"applied [{levels}] from {args.from_report}: released {result.released_rows} of "
             f"{result.input_rows} rows ({result.suppressed_rows} suppressed, limit "
             f"{result.max_suppressed_rows}); {metric} {result.metrics[metric]:.6g}, "
             f"{result.metrics['equivalence_classes']} classes; "
@@ -624,7 +647,7 @@ def _demo(args: argparse.Namespace) -> int:
             print(
                 f"  {key:<20} {value:.6g}" if isinstance(value, float) else f"  {key:<20} {value}"
             )
-    print(f"released {result.table.height} of {result.input_rows} rows (seed {result.seed})")
+    print(f"released {result.released_rows} of {result.input_rows} rows (seed {result.seed})")
     written = f"{output}, {report} and {page}" if page else f"{output} and {report}"
     print(f"wrote {written} in {time.perf_counter() - started:.2f} s")
     return EXIT_OK
@@ -691,6 +714,8 @@ def flag_message(error: KanonymError, args: argparse.Namespace) -> str | None:
                 f"{where}; {args.command} takes column names after --columns, not COL=HIERARCHY "
                 f"(it measures the values as they are in the file): write --columns {names}"
             )
+    if isinstance(error, TableExistsError):
+        return f"{error.output}: table {error.table} exists; choose another or give --replace"
     if isinstance(error, RepeatedLeafError):
         return (
             f"{error.problem}; keep one line per value, or give --hierarchy-duplicates last "

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kanonym.engine.postgres import redact
 from kanonym.search import ALGORITHMS, DEFAULT_ALGORITHM
 
 if TYPE_CHECKING:
@@ -23,7 +24,7 @@ def summary(result: Result) -> str:
     if result.transformation is None:
         recoding = result.recoding or {}
         return (
-            f"released {result.table.height} of {result.input_rows} rows (none suppressed); "
+            f"released {result.released_rows} of {result.input_rows} rows (none suppressed); "
             f"{config.algorithm}: {recoding.get('partitions')} partitions, "
             f"{metrics['equivalence_classes']} classes; ncp {metrics['ncp']:.6g}, "
             f"C_AVG {metrics['aecs']:.6g}"
@@ -53,7 +54,7 @@ def summary(result: Result) -> str:
     else:
         suppression = f"{result.suppressed_rows} suppressed, limit {result.max_suppressed_rows}"
     return (
-        f"released {result.table.height} of {result.input_rows} rows ({suppression}); "
+        f"released {result.released_rows} of {result.input_rows} rows ({suppression}); "
         f"generalization [{levels}]; {choice}; "
         f"{metrics['equivalence_classes']} classes, {result.nodes_checked} nodes checked"
     )
@@ -61,7 +62,7 @@ def summary(result: Result) -> str:
 
 def written(*paths: Path | str | None) -> str:
     """The files a command wrote, in order: ``a``, ``a and b``, ``a, b and c``."""
-    names = [str(path) for path in paths if path is not None]
+    names = [redact(str(path)) for path in paths if path is not None]
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 

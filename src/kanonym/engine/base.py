@@ -41,9 +41,11 @@ Example:
 
 from __future__ import annotations
 
+import functools
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -294,3 +296,52 @@ class ServerEngine(Protocol[ReleaseT]):
     def close(self) -> None:
         """Discard whatever was not published and release the connection or session."""
         ...
+
+
+@dataclass(frozen=True, eq=False)
+class ServerRelease:
+    """A verified release kept where the rows live, with the engine that holds it.
+
+    What the result and its report need comes out as aggregates
+    (:meth:`counts`); every row only when asked (:meth:`frame`: the API's
+    ``Result.table``, a file kanonym writes itself), and :meth:`publish`
+    makes it the engine's own output without the rows leaving. The engine's
+    connection or session stays open until :meth:`close` (or until this
+    object is garbage-collected).
+
+    Attributes:
+        engine: the engine that built and verified it.
+        handle: the engine's own handle on it (a temporary table, a DataFrame).
+        columns: the released columns, in order.
+        rows: the number of released rows.
+    """
+
+    engine: ServerEngine[Any]
+    handle: object
+    columns: tuple[str, ...]
+    rows: int
+
+    def __post_init__(self) -> None:
+        # A release nobody closes still ends its connection (and discards itself).
+        weakref.finalize(self, self.engine.close)
+
+    @functools.cached_property
+    def _frame(self) -> pl.DataFrame:
+        return self.engine.fetch(self.handle)
+
+    def frame(self) -> pl.DataFrame:
+        """Every released row, copied out once (text columns, in the shuffled order)."""
+        return self._frame
+
+    def counts(self, columns: Sequence[str]) -> Grouped:
+        """The distinct tuples of ``columns`` in the release, with their counts."""
+        return self.engine.counts(self.handle, columns)
+
+    def publish(self, destination: str, *, replace: bool) -> None:
+        """Make the release the engine's own output at ``destination``
+        (:meth:`ServerEngine.publish`)."""
+        self.engine.publish(self.handle, destination, replace=replace)
+
+    def close(self) -> None:
+        """Discard whatever was not published; end the connection or session."""
+        self.engine.close()

@@ -42,7 +42,7 @@ import polars as pl
 
 from kanonym.encode import EncodedTable, Grouped, encode_grouped
 from kanonym.engine.base import Expected, Generalization
-from kanonym.errors import InputError, VerificationError
+from kanonym.errors import InputError, TableExistsError, VerificationError
 from kanonym.hierarchy import Hierarchy
 
 if TYPE_CHECKING:
@@ -534,18 +534,27 @@ class PostgresEngine:
                 (no permission to create): the transaction is rolled back and
                 nothing is left.
         """
+        import psycopg
+
         sql = _sql()
         target = self.destination(destination, replace=replace)
-        if replace:
-            self._execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(*target)))
-        self._execute(
-            sql.SQL("CREATE TABLE {} AS TABLE {}").format(
-                sql.Identifier(*target), sql.Identifier(released.table)
-            )
-        )
+        try:
+            # A savepoint: a refused statement leaves the verified release for another try.
+            with self.connection.transaction():
+                if replace:
+                    self.connection.execute(
+                        sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(*target))
+                    )
+                self.connection.execute(
+                    sql.SQL("CREATE TABLE {} AS TABLE {}").format(
+                        sql.Identifier(*target), sql.Identifier(released.table)
+                    )
+                )
+        except psycopg.Error as error:
+            raise InputError(f"{self.source}: {_first_line(str(error))}") from None
         try:
             self.connection.commit()
-        except Exception as error:
+        except psycopg.Error as error:
             raise self._refused(error) from None
 
     def destination(self, url: str, *, replace: bool) -> tuple[str, str]:
@@ -574,10 +583,7 @@ class PostgresEngine:
             [schema, name, schema],
         ).fetchone()
         if exists and not replace:
-            raise InputError(
-                f"{target.shown}: table {schema}.{name} exists; choose another or replace it "
-                "(replace=True, --replace)"
-            )
+            raise TableExistsError(target.shown, f"{schema}.{name}")
         if not may_create:
             raise InputError(
                 f"{target.shown}: no permission to create tables in schema '{schema}' "

@@ -471,14 +471,14 @@ def keep_published_generality(
             f"{summary.rows_below_k} rows in classes smaller than {result.config.k}"
         )
     verify_models(table, columns=columns, source=source, models=result.models)
-    return dataclasses.replace(result, table=table), changed
+    return dataclasses.replace(result, released=table), changed
 
 
 def without_key(result: Result, key: str) -> Result:
     """The release with its key column dropped; the report lists the key as identifying."""
     return dataclasses.replace(
         result,
-        table=result.table.drop(key),
+        released=result.table.drop(key),
         config=dataclasses.replace(
             result.config,
             identifying=(*result.config.identifying, key),

@@ -382,7 +382,7 @@ def apply_transformation(
     )
     return Result(
         writer=write_result,
-        table=released,
+        released=released,
         transformation=solution.transformation,
         metrics=solution.metrics,
         minimal_generalizations=(solution,),

@@ -100,7 +100,7 @@ def release_local(table: Table, config: AnonymizationConfig, read_seconds: float
     )
     return Result(
         writer=write_result,
-        table=released,
+        released=released,
         transformation=None,
         metrics=metrics,
         minimal_generalizations=(),

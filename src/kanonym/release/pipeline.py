@@ -23,7 +23,7 @@ from kanonym.config import AnonymizationConfig, HierarchyLike, ReleaseJob, Suppr
 from kanonym.engine import EmbeddedEngine
 from kanonym.engine.base import ServerEngine
 from kanonym.engine.choose import open_engine
-from kanonym.engine.postgres import is_postgres_url, redact
+from kanonym.engine.postgres import PostgresEngine, is_postgres_url, redact
 from kanonym.errors import InputError
 from kanonym.hierarchy import Duplicates
 from kanonym.io import Table, load
@@ -138,7 +138,7 @@ def _run(
     )
     return Result(
         writer=write_result,
-        table=released,
+        released=released,
         transformation=solutions[0].transformation,
         metrics=solutions[0].metrics,
         minimal_generalizations=solutions,
@@ -247,9 +247,11 @@ def anonymize(
     if isinstance(rows, EmbeddedEngine):
         return _run(rows.table, config, time.perf_counter() - started, on_progress)
     try:
+        # On success the result holds the engine (its release stays there) until closed.
         return _run(rows, config, time.perf_counter() - started, on_progress)
-    finally:
+    except BaseException:
         rows.close()
+        raise
 
 
 def _named(data: object) -> str:
@@ -313,7 +315,28 @@ def check(
 
 
 def run_job(job: ReleaseJob, *, on_progress: Callable[[Progress], None] | None = None) -> Result:
-    """Run a :class:`~kanonym.config.ReleaseJob` and write its files."""
-    result = anonymize(job.input, job.config, delimiter=job.delimiter, on_progress=on_progress)
-    result.write(job.output, report=job.report, report_html=job.report_html)
+    """Run a :class:`~kanonym.config.ReleaseJob` and write its files (or its table).
+
+    A table output is checked in the server (absent unless ``job.replace``, a
+    schema the user may create tables in) right after connecting, before the
+    search.
+    """
+    started = time.perf_counter()
+    announce(on_progress, "reading", detail=_named(job.input))
+    rows = open_engine(job.input, job.engine, delimiter=job.delimiter)
+    if isinstance(rows, EmbeddedEngine):
+        result = _run(rows.table, job.config, time.perf_counter() - started, on_progress)
+        result.write(job.output, report=job.report, report_html=job.report_html)
+        return result
+    try:
+        if isinstance(rows, PostgresEngine) and is_postgres_url(job.output):
+            rows.destination(str(job.output), replace=job.replace)
+        result = _run(rows, job.config, time.perf_counter() - started, on_progress)
+        result.write(
+            job.output, report=job.report, report_html=job.report_html, replace=job.replace
+        )
+    except BaseException:
+        rows.close()
+        raise
+    # The caller reads the result's counts from the engine, then closes it (Result.close).
     return result

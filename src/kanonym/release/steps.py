@@ -17,7 +17,7 @@ import polars as pl
 from kanonym.config import AnonymizationConfig
 from kanonym.encode import EncodedTable, SensitiveAttribute, encode_sensitive
 from kanonym.engine import EmbeddedEngine, Expected, Generalization
-from kanonym.engine.base import Released, ServerEngine
+from kanonym.engine.base import Released, ServerEngine, ServerRelease
 from kanonym.errors import InputError, UnassignedColumnsError
 from kanonym.evaluation import CellSuppressionEvaluator, NodeEvaluation, NodeEvaluator
 from kanonym.evaluation.cells import measure_cells
@@ -270,11 +270,12 @@ def release_node(
     config: AnonymizationConfig,
     stopwatch: Stopwatch,
     on_progress: Callable[[Progress], None] | None = None,
-) -> tuple[pl.DataFrame, int, CellReport]:
+) -> tuple[pl.DataFrame | ServerRelease, int, CellReport]:
     """Transform the table at ``node`` and re-check the result independently.
 
-    Returns the released table, the seed of its row shuffle (drawn from the
-    operating system unless the config fixes one) and its blanked cells.
+    Returns the released table (kept where the rows live by a server engine),
+    the seed of its row shuffle (drawn from the operating system unless the
+    config fixes one) and its blanked cells.
     Reports the ``transforming`` and ``verifying`` stages to ``on_progress``.
     The check compares every released row with the input row it comes from
     (the transform returns those rows; they are never written), and the rows
@@ -318,10 +319,15 @@ def release_node(
     if isinstance(engine, EmbeddedEngine):
         assert isinstance(generalized, Released)
         engine.verify(generalized, plan, expected)
-        table = generalized.table
-    else:
-        engine.verify(generalized, plan, expected)
-        # The verified release, copied out in bulk for the result and its report.
-        table = engine.fetch(generalized)
+        stopwatch.lap("verify")
+        return generalized.table, seed, CellReport(CellCounts.none(encoded.names))
+    engine.verify(generalized, plan, expected)
     stopwatch.lap("verify")
-    return table, seed, CellReport(CellCounts.none(encoded.names))
+    # The verified release stays where the rows are; the result reads aggregates of it.
+    kept = ServerRelease(
+        engine=engine,
+        handle=generalized,
+        columns=tuple(c for c in engine.columns if c not in plan.drop),
+        rows=engine.rows - expected.suppressed_rows,
+    )
+    return kept, seed, CellReport(CellCounts.none(encoded.names))

@@ -1,5 +1,11 @@
 """Writing a verified release: destinations checked first, then every file at once.
 
+A release to files (CSV or Parquet, and its reports) is written atomically
+and together. A release to a ``postgresql://...?table=SCHEMA.R`` URL is
+published by the engine that holds it (created and filled in one transaction,
+committed after the re-check passed), its reports prepared beforehand and put
+in place only once the table is committed.
+
 Example:
     >>> import kanonym, polars as pl, tempfile, pathlib
     >>> table = pl.DataFrame({"zip": ["02138", "02139", "02141", "02142"]})
@@ -14,8 +20,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import polars as pl
+
+from kanonym.engine.postgres import is_postgres_url, redact
+from kanonym.errors import InputError
 from kanonym.io import write_atomic
 from kanonym.io.paths import check_destinations
+from kanonym.io.write import prepare_write
 from kanonym.report.files import payloads
 from kanonym.result import Result
 from kanonym.search import Progress
@@ -27,19 +38,46 @@ def write_result(
     *,
     report: str | Path | None = None,
     report_html: str | Path | None = None,
+    replace: bool = False,
 ) -> None:
     """Write ``result``'s release and reports atomically and together (:meth:`Result.write`).
+
+    ``replace`` lets a release published as a database table replace an
+    existing one (files are always replaced, atomically).
 
     Raises:
         InputError: a destination is the input table or a hierarchy file,
             two destinations are one file, or one cannot be written
-            (:func:`kanonym.io.paths.check_destinations`); checked before
-            anything is serialized.
+            (:func:`kanonym.io.paths.check_destinations`); a table output
+            for a release not held by the PostgreSQL engine of the same
+            database, or an existing table without ``replace``; checked
+            before anything is serialized.
     """
-    check_destinations(
-        {"output": output, "report": report, "report_html": report_html}, result.input_files()
-    )
-    files = payloads(result, output, report=report, report_html=report_html)
+    in_database = is_postgres_url(output)
+    files = {"report": report, "report_html": report_html}
+    check_destinations(files if in_database else {"output": output, **files}, result.input_files())
+    if not in_database:
+        written = payloads(result, output, report=report, report_html=report_html)
+        if result.on_progress is not None:
+            result.on_progress(Progress.of_stage("writing", detail=f"{len(written)} files"))
+        write_atomic(written)
+        return
+    released = result.released
+    if isinstance(released, pl.DataFrame) or released.engine.name != "postgres":
+        raise InputError(
+            f"{redact(str(output))}: a release is published as a PostgreSQL table by the "
+            "PostgreSQL engine that made it: anonymize a postgresql:// input of that database"
+        )
+    reports = payloads(result, str(output), report=report, report_html=report_html)
     if result.on_progress is not None:
-        result.on_progress(Progress.of_stage("writing", detail=f"{len(files)} files"))
-    write_atomic(files)
+        result.on_progress(Progress.of_stage("writing", detail=redact(str(output))))
+    # The reports wait beside their destinations until the table is committed.
+    prepared = prepare_write(reports) if reports else None
+    try:
+        released.publish(str(output), replace=replace)
+    except BaseException:
+        if prepared is not None:
+            prepared.abort()
+        raise
+    if prepared is not None:
+        prepared.commit()

@@ -42,14 +42,13 @@ import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import polars as pl
 
 from kanonym._version import __version__
 from kanonym.attacks import RiskSummary, risk
-from kanonym.report.fingerprints import Fingerprint
+from kanonym.report.fingerprints import Fingerprint, WrittenFile
 from kanonym.report.fingerprints import fingerprints as all_fingerprints
 from kanonym.search.trace import ExploredLattice, HeightSummary
 
@@ -306,7 +305,7 @@ def _risk(frame: pl.DataFrame | None, qis: Sequence[str]) -> RiskSummary | None:
 def gather(
     result: Result,
     *,
-    written: Sequence[tuple[Path, bytes]] = (),
+    written: Sequence[WrittenFile] = (),
     on_step: Callable[[str], None] | None = None,
 ) -> ReportContent:
     """Compute what the report shows for ``result``.

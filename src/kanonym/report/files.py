@@ -19,7 +19,9 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
+from kanonym.engine.postgres import is_postgres_url, redact
 from kanonym.io import format_for, serialize
+from kanonym.report.fingerprints import WrittenFile
 from kanonym.report.json_report import render_json
 from kanonym.result import Result
 from kanonym.search import Progress
@@ -35,30 +37,44 @@ def payloads(
 ) -> list[tuple[Path, bytes]]:
     """The files a release writes, as ``(path, bytes)``: the release, then the reports.
 
+    An ``output`` that is a ``postgresql://`` URL is a table the engine
+    publishes (:meth:`kanonym.engine.ServerEngine.publish`): only the reports
+    are files then.
+
     ``report_extra`` holds keys added at the end of the JSON report (the
     ledger's ``ledger`` object). Sets the report's ``timings.write`` (the time
     spent serializing the release). Reports the ``writing`` and ``drawing
     report`` stages to the result's ``on_progress``.
     """
-    output = Path(output)
-    if result.on_progress is not None:
-        result.on_progress(Progress.of_stage("writing", detail=output.name))
-    started = time.perf_counter()
-    files = [(output, serialize(result.table, fmt=format_for(output), dialect=result.dialect))]
-    result.timings["write"] = time.perf_counter() - started
+    files: list[tuple[Path, bytes]] = []
+    release: WrittenFile
+    if is_postgres_url(output):
+        # Published by the engine as a table: no bytes here, the URL without its password.
+        release = (redact(str(output)), None)
+    else:
+        output = Path(output)
+        if result.on_progress is not None:
+            result.on_progress(Progress.of_stage("writing", detail=output.name))
+        started = time.perf_counter()
+        data = serialize(result.table, fmt=format_for(output), dialect=result.dialect)
+        result.timings["write"] = time.perf_counter() - started
+        files.append((output, data))
+        release = (output, data)
+    written: list[WrittenFile] = [release]
     if report is not None:
         from kanonym.report.fingerprints import report_fingerprints
 
         document = {
             **result.report(),
-            "output": str(output),
-            **report_fingerprints(result, files[0]),
+            "output": str(release[0]),
+            **report_fingerprints(result, release),
             **(report_extra or {}),
         }
         files.append((Path(report), render_json(document)))
+        written.append(files[-1])
     if report_html is not None:
         from kanonym.report.html import render_html  # draws with matplotlib, an extra
 
-        page = render_html(result, written=files, on_progress=result.on_progress)
+        page = render_html(result, written=written, on_progress=result.on_progress)
         files.append((Path(report_html), page))
     return files

@@ -31,6 +31,10 @@ from kanonym.io import serialize
 if TYPE_CHECKING:
     from kanonym.result import Result
 
+WrittenFile = tuple[Path | str, bytes | None]
+"""A file written with a report, ``(path, bytes)``; a release published as a database
+table is ``(its URL, None)``."""
+
 LETS_INPUT = (
     "confirms that a file is this input, byte for byte; whoever knows all of the input but "
     "one value can also test guesses of that value against it, so it is kept off the HTML page"
@@ -102,11 +106,12 @@ def sha256_hex(payload: bytes) -> str:
     return hashlib.sha256(payload).hexdigest()
 
 
-def fingerprints(result: Result, written: Sequence[tuple[Path, bytes]]) -> list[Fingerprint]:
+def fingerprints(result: Result, written: Sequence[WrittenFile]) -> list[Fingerprint]:
     """Every fingerprint of ``result``: input, the files ``written``, hierarchies.
 
     ``written`` holds ``(path, bytes)`` of the release, then of the JSON report
-    when there is one.
+    when there is one; a release published as a database table has no bytes
+    here (None) and no fingerprint.
     """
     prints = []
     table = result.input_table
@@ -132,6 +137,8 @@ def fingerprints(result: Result, written: Sequence[tuple[Path, bytes]]) -> list[
     for what, lets, (path, payload) in zip(
         ("release", "JSON report"), (LETS_RELEASE, LETS_JSON), written, strict=False
     ):
+        if payload is None:
+            continue
         prints.append(
             Fingerprint(
                 what=what,
@@ -160,7 +167,7 @@ def fingerprints(result: Result, written: Sequence[tuple[Path, bytes]]) -> list[
     return prints
 
 
-def report_fingerprints(result: Result, release: tuple[Path, bytes]) -> dict[str, object]:
+def report_fingerprints(result: Result, release: WrittenFile) -> dict[str, object]:
     """The JSON report's ``fingerprints`` and ``fingerprints_note`` keys.
 
     ``release`` is the release as written; the report cannot hold its own

@@ -37,7 +37,6 @@ import importlib
 import math
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kanonym.attacks import RiskSummary
@@ -52,6 +51,7 @@ from kanonym.report.content import (
     gather,
     metric_definitions,
 )
+from kanonym.report.fingerprints import WrittenFile
 from kanonym.search.base import Progress
 from kanonym.search.trace import MAX_DRAWN_NODES
 
@@ -184,7 +184,7 @@ def figures(result: Result) -> dict[str, Figure]:
 def render_html(
     result: Result,
     *,
-    written: Sequence[tuple[Path, bytes]] = (),
+    written: Sequence[WrittenFile] = (),
     on_progress: Callable[[Progress], None] | None = None,
 ) -> bytes:
     """The HTML report of ``result`` as UTF-8 bytes.
@@ -299,7 +299,7 @@ class _Page:
             '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
             f"<title>{_e(title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"
             f"<header>\n<h1>Release report</h1>\n<p>{_e(self.output or 'release not written')}"
-            f" &mdash; {_fmt(result.table.height)} of {_fmt(result.input_rows)} rows released, "
+            f" &mdash; {_fmt(result.released_rows)} of {_fmt(result.input_rows)} rows released, "
             f"k = {result.config.k}, verified; drawn by kanonym on {_e(now)}.</p>\n</header>\n"
             f"<nav><ol>{toc}</ol></nav>\n{body}\n</body>\n</html>\n"
         )
@@ -323,7 +323,7 @@ class _Page:
             "release": self.output or "not written (figures from the API)",
             "input": result.source,
             "input rows": result.input_rows,
-            "released rows": result.table.height,
+            "released rows": result.released_rows,
             "suppressed rows": f"{result.suppressed_rows:,} (limit {result.max_suppressed_rows:,})",
             f"suppressed values (cells released as {SUPPRESSED})": self._suppressed_cells(),
             "k": config.k,
