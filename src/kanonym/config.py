@@ -25,8 +25,17 @@ from typing import TypeVar, cast, get_args
 
 import polars as pl
 
+from kanonym.engine.choose import is_location
 from kanonym.engine.postgres import is_postgres_url, redact
-from kanonym.errors import HierarchyError, InputError, NestedColumnError, clip, echo
+from kanonym.engine.spark import is_spark_table, spark_writes
+from kanonym.errors import (
+    DestinationExistsError,
+    HierarchyError,
+    InputError,
+    NestedColumnError,
+    clip,
+    echo,
+)
 from kanonym.hierarchy import (
     DUPLICATES,
     Duplicates,
@@ -686,9 +695,10 @@ class _Options:
         return result
 
     def location(self, key: str, base_dir: Path) -> Path | str | None:
-        """A file (as :meth:`path`) or a database URL, kept as it is."""
+        """A file (as :meth:`path`), or data named where it lives (a database URL, a Spark
+        table, a URI: :func:`kanonym.engine.choose.is_location`), kept as it is."""
         value = self.text(key)
-        return value if is_postgres_url(value) else self.path(key, base_dir)
+        return value if is_location(value) else self.path(key, base_dir)
 
     def path(self, key: str, base_dir: Path) -> Path | None:
         value = self.text(key)
@@ -748,9 +758,14 @@ def job_from_options(
             f"{where}: output {redact(str(output))} is a PostgreSQL table, written by the "
             "PostgreSQL engine of that database: give a postgresql:// input there too"
         )
+    published = _published_by_engine(source, output, engine)
+    replace = opts.boolean("replace")
+    if published and isinstance(output, Path) and output.exists() and not replace:
+        # Refused before the search, as a file destination's problems are.
+        raise DestinationExistsError(str(output), "directory" if output.is_dir() else "file")
     check_destinations(
         {
-            "output": None if isinstance(output, str) else output,
+            "output": None if isinstance(output, str) or published else output,
             "report": report,
             "report-html": report_html,
             **(more_outputs or {}),
@@ -810,8 +825,17 @@ def job_from_options(
         delimiter=delimiter,
         config=config,
         engine=engine,
-        replace=opts.boolean("replace"),
+        replace=replace,
     )
+
+
+def _published_by_engine(source: Path | str, output: Path | str, engine: str | None) -> bool:
+    """Whether the job's engine writes ``output`` itself (a PostgreSQL table; Parquet or a
+    table through Spark) rather than kanonym writing a file."""
+    if is_postgres_url(output):
+        return True
+    spark = engine == "spark" or (engine is None and is_spark_table(source))
+    return spark and spark_writes(output)
 
 
 def _load_for_models(source: Path | str, delimiter: str | None) -> Table:

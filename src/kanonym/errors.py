@@ -258,24 +258,23 @@ class ColumnNotFoundError(InputError):
         super().__init__(message)
 
 
-class TableExistsError(InputError):
-    """A release's output table exists and the caller did not ask to replace it.
+class DestinationExistsError(InputError):
+    """A release's output that its engine writes (a table, a Parquet directory) exists,
+    and the caller did not ask to replace it.
 
-    ``output`` is the output as messages show it (password redacted), ``table``
-    the existing ``SCHEMA.NAME``; the message names the Python parameter
-    (``replace=True``), the command line its own option.
+    ``output`` is the output as messages show it (password redacted), ``what``
+    what exists there (``table S.R``, ``directory``); the message names the
+    Python parameter (``replace=True``), the command line its own option.
 
     Example:
-        >>> TableExistsError("postgresql://db?table=s.r", "s.r").table
-        's.r'
+        >>> str(DestinationExistsError("postgresql://db?table=s.r", "table s.r"))
+        'postgresql://db?table=s.r: table s.r exists; choose another or replace it (replace=True)'
     """
 
-    def __init__(self, output: str, table: str) -> None:
+    def __init__(self, output: str, what: str) -> None:
         self.output = output
-        self.table = table
-        super().__init__(
-            f"{output}: table {table} exists; choose another or replace it (replace=True)"
-        )
+        self.what = what
+        super().__init__(f"{output}: {what} exists; choose another or replace it (replace=True)")
 
 
 class DateFormatError(InputError):

@@ -224,7 +224,6 @@ def test_what_the_engine_does_not_serve_is_refused_before_any_work(spark_session
     for options, reason in (
         ({"algorithm": "mondrian"}, "local recoding"),
         ({"technique": "_CS"}, "cell suppression"),
-        ({"models": [kanonym.DistinctLDiversity("s", l=2)], "sensitive": ["s"]}, "sensitive"),
     ):
         with pytest.raises(InputError, match=f"spark engine does not serve.*{reason}"):
             kanonym.anonymize(
@@ -303,3 +302,23 @@ def test_random_tables_give_the_embedded_release(
             kanonym.anonymize(data, **options)
         return
     _same_release(kanonym.anonymize(data, **options), in_memory)
+
+
+def test_models_on_sensitive_values_give_the_embedded_release(spark_session: Any) -> None:
+    frame = read_table(adult_path()).frame
+    hierarchies = adult_hierarchies()
+    del hierarchies["salary-class"]
+    options: dict[str, Any] = {
+        "quasi_identifiers": hierarchies,
+        "sensitive": ["salary-class"],
+        "models": [
+            kanonym.DistinctLDiversity("salary-class", l=2),
+            kanonym.EqualDistanceTCloseness("salary-class", t=0.2),
+        ],
+        "k": 5,
+        "max_suppression": 0.04,
+        "metric": "dm-star",
+        "seed": 3,
+    }
+    with kanonym.anonymize(_spark_frame(spark_session, frame), **options) as in_spark:
+        _same_release(in_spark, kanonym.anonymize(frame, **options))

@@ -20,7 +20,7 @@ import argparse
 from pathlib import Path
 
 from kanonym.config import JOB_KEYS, canonical_key, read_job_file
-from kanonym.engine.postgres import is_postgres_url
+from kanonym.engine.choose import is_location
 from kanonym.errors import InputError, clip, echo
 
 INPUT_HINT = (
@@ -79,7 +79,7 @@ def job_options(args: argparse.Namespace) -> tuple[dict[str, object], Path, str]
     if flags and args.config is not None:
         # Flags are relative to the working directory, the file's keys to its folder.
         for key in ("input", "output", "report", "report_html"):
-            if key in flags and not is_postgres_url(flags[key]):
+            if key in flags and not is_location(flags[key]):
                 flags[key] = str(Path(flags[key]).resolve())
         if "qi" in flags:
             flags["qi"] = [_absolute_spec(item) for item in flags["qi"]]

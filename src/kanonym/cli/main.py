@@ -37,13 +37,13 @@ from kanonym.config import (
 from kanonym.errors import (
     ColumnNotFoundError,
     DateFormatError,
+    DestinationExistsError,
     InputError,
     KanonymError,
     NestedColumnError,
     NoSolutionError,
     RepeatedLeafError,
     StaleTransformationError,
-    TableExistsError,
     UnassignedColumnsError,
     VerificationError,
     echo,
@@ -714,8 +714,8 @@ def flag_message(error: KanonymError, args: argparse.Namespace) -> str | None:
                 f"{where}; {args.command} takes column names after --columns, not COL=HIERARCHY "
                 f"(it measures the values as they are in the file): write --columns {names}"
             )
-    if isinstance(error, TableExistsError):
-        return f"{error.output}: table {error.table} exists; choose another or give --replace"
+    if isinstance(error, DestinationExistsError):
+        return f"{error.output}: {error.what} exists; choose another or give --replace"
     if isinstance(error, RepeatedLeafError):
         return (
             f"{error.problem}; keep one line per value, or give --hierarchy-duplicates last "

@@ -4,7 +4,13 @@ from kanonym.encode.dictionary import DictionaryCodes, dictionary_codes, distinc
 from kanonym.encode.encoding import EncodedAttribute, EncodedTable, encode, encode_grouped
 from kanonym.encode.frequency import FrequencySet, pack_codes
 from kanonym.encode.grouping import Grouped, group_frame
-from kanonym.encode.sensitive import SensitiveAttribute, encode_sensitive
+from kanonym.encode.sensitive import (
+    GroupedSensitiveAttribute,
+    SensitiveAttribute,
+    encode_grouped_sensitive,
+    encode_sensitive,
+    sensitive_labels,
+)
 
 __all__ = [
     "DictionaryCodes",
@@ -12,12 +18,15 @@ __all__ = [
     "EncodedTable",
     "FrequencySet",
     "Grouped",
+    "GroupedSensitiveAttribute",
     "SensitiveAttribute",
     "dictionary_codes",
     "distinct_strings",
     "encode",
     "encode_grouped",
+    "encode_grouped_sensitive",
     "encode_sensitive",
     "group_frame",
     "pack_codes",
+    "sensitive_labels",
 ]

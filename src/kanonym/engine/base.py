@@ -53,7 +53,8 @@ import polars as pl
 
 from kanonym.encode import EncodedTable, Grouped
 from kanonym.hierarchy import Hierarchy
-from kanonym.verify import ModelDeclaration
+from kanonym.verify import ModelDeclaration, verify_models
+from kanonym.verify.models import SensitiveRule, read
 
 BoolArray = npt.NDArray[np.bool_]
 # An engine's handle on a release it keeps where the rows are (ServerEngine).
@@ -282,6 +283,12 @@ class ServerEngine(Protocol[ReleaseT]):
         """Every released row, as text columns, copied out in bulk."""
         ...
 
+    def publishes(self, destination: str) -> bool:
+        """Whether :meth:`publish` writes ``destination`` (a table of this database,
+        Parquet through Spark's writer); other destinations are files kanonym writes from
+        :meth:`fetch`."""
+        ...
+
     def publish(self, released: ReleaseT, destination: str, *, replace: bool) -> None:
         """Make the verified release the engine's own output at ``destination``, all at
         once (one transaction, a commit protocol); an existing destination is refused
@@ -296,6 +303,39 @@ class ServerEngine(Protocol[ReleaseT]):
     def close(self) -> None:
         """Discard whatever was not published and release the connection or session."""
         ...
+
+
+def sensitive_columns(models: Sequence[ModelDeclaration]) -> list[str]:
+    """The sensitive columns the models read (each once, in order), as the re-check reads
+    the declarations (:func:`kanonym.verify.models.read`)."""
+    rules = [read(model) for model in models]
+    return list(dict.fromkeys(r.attribute for r in rules if isinstance(r, SensitiveRule)))
+
+
+def verify_counted_models(
+    engine: ServerEngine[ReleaseT], released: ReleaseT, names: Sequence[str], expected: Expected
+) -> None:
+    """Re-check the models that read sensitive values on counts taken where the rows live:
+    the release grouped on the quasi-identifiers and the sensitive columns, the input on the
+    sensitive columns (two ``GROUP BY``), judged by :func:`kanonym.verify.verify_models`'s
+    own definitions. A release with no such model costs nothing.
+
+    Raises:
+        VerificationError: a class fails a model.
+    """
+    attributes = sensitive_columns(expected.models)
+    if not attributes:
+        return
+    weight = "kanonym_rows"
+    counted = engine.counts(released, [*names, *attributes])
+    source = engine.group(attributes)
+    verify_models(
+        counted.values.with_columns(pl.Series(weight, counted.counts, pl.Int64)),
+        columns=names,
+        source=source.values.with_columns(pl.Series(weight, source.counts, pl.Int64)),
+        models=expected.models,
+        weight=weight,
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -336,6 +376,10 @@ class ServerRelease:
     def counts(self, columns: Sequence[str]) -> Grouped:
         """The distinct tuples of ``columns`` in the release, with their counts."""
         return self.engine.counts(self.handle, columns)
+
+    def publishes(self, destination: str) -> bool:
+        """Whether the engine writes ``destination`` itself (:meth:`ServerEngine.publishes`)."""
+        return self.engine.publishes(destination)
 
     def publish(self, destination: str, *, replace: bool) -> None:
         """Make the release the engine's own output at ``destination``

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from pathlib import Path
 from typing import Any, get_args
 
@@ -32,6 +33,25 @@ from kanonym.engine.streaming import StreamingEngine
 from kanonym.errors import InputError
 from kanonym.io import format_for, load
 from kanonym.options import EngineName, TableLike
+
+# A URI's scheme: letters, digits, + . - (RFC 3986), two or more characters before ://
+# (so that a Windows drive letter is not one).
+_URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+://")
+
+
+def is_location(value: object) -> bool:
+    """Whether ``value`` names data where it lives rather than a local file: a
+    ``postgresql://`` URL, ``spark-table:NAME``, or any ``SCHEME://`` URI (``s3a://``,
+    ``hdfs://``, read by Spark). Job files keep these as they are, where a file name is
+    taken relative to the job file's folder.
+
+    Example:
+        >>> [is_location(v) for v in ("s3a://lake/v", "spark-table:db.v", "v.csv", "C:/v")]
+        [True, True, False, False]
+    """
+    return isinstance(value, str) and (
+        is_postgres_url(value) or is_spark_table(value) or _URI.match(value) is not None
+    )
 
 
 def default_engine(data: object) -> EngineName:

@@ -41,8 +41,8 @@ import numpy as np
 import polars as pl
 
 from kanonym.encode import EncodedTable, Grouped, encode_grouped
-from kanonym.engine.base import Expected, Generalization
-from kanonym.errors import InputError, TableExistsError, VerificationError
+from kanonym.engine.base import Expected, Generalization, verify_counted_models
+from kanonym.errors import DestinationExistsError, InputError, VerificationError
 from kanonym.hierarchy import Hierarchy
 
 if TYPE_CHECKING:
@@ -418,7 +418,8 @@ class PostgresEngine:
         Raises:
             VerificationError: a released row is no input row generalized along
                 the hierarchies, the number of rows differs from the search's,
-                too many rows are suppressed, or a class is below k.
+                too many rows are suppressed, a class is below k, or a class
+                fails a model on sensitive values (counted in the server).
         """
         sql = _sql()
         names = plan.encoded.names
@@ -442,6 +443,7 @@ class PostgresEngine:
                 f"{self.source}: {small} released classes have fewer than k={expected.k} rows"
             )
         self._verify_rows(released, plan, expected)
+        verify_counted_models(self, released, names, expected)
 
     def _verify_rows(
         self, released: PostgresRelease, plan: Generalization, expected: Expected
@@ -524,6 +526,10 @@ class PostgresEngine:
         counts = frame.get_column("kanonym_count").cast(pl.Int64).to_numpy()
         return Grouped(frame.drop("kanonym_count"), np.ascontiguousarray(counts))
 
+    def publishes(self, destination: str) -> bool:
+        """A ``postgresql://`` output is a table this engine creates (:meth:`publish`)."""
+        return is_postgres_url(destination)
+
     def publish(self, released: PostgresRelease, destination: str, *, replace: bool) -> None:
         """Create ``destination`` (``postgresql://...?table=SCHEMA.R`` on this database) as a
         copy of the verified release and commit: readers see the whole table or none.
@@ -583,7 +589,7 @@ class PostgresEngine:
             [schema, name, schema],
         ).fetchone()
         if exists and not replace:
-            raise TableExistsError(target.shown, f"{schema}.{name}")
+            raise DestinationExistsError(target.shown, f"table {schema}.{name}")
         if not may_create:
             raise InputError(
                 f"{target.shown}: no permission to create tables in schema '{schema}' "

@@ -56,7 +56,8 @@ import numpy as np
 import polars as pl
 
 from kanonym.encode import EncodedTable, Grouped, encode_grouped
-from kanonym.engine.base import Expected, Generalization
+from kanonym.engine.base import Expected, Generalization, verify_counted_models
+from kanonym.engine.postgres import is_postgres_url
 from kanonym.errors import ColumnNotFoundError, InputError, VerificationError, clip
 from kanonym.hierarchy import Hierarchy
 from kanonym.io.paths import same_file
@@ -107,6 +108,21 @@ def is_spark_table(data: object) -> bool:
         (True, False)
     """
     return isinstance(data, str) and data.startswith(TABLE_PREFIX)
+
+
+def spark_writes(destination: str | Path) -> bool:
+    """Whether Spark writes ``destination`` itself: a table (``spark-table:NAME``) or
+    Parquet; a CSV file (``.csv``, ``.tsv``, ``.txt``, ``.gz``) is written by kanonym from
+    the fetched rows.
+
+    Example:
+        >>> spark_writes("out.parquet"), spark_writes("spark-table:db.r"), spark_writes("r.csv")
+        (True, True, False)
+    """
+    if is_spark_table(destination):
+        return True
+    text = str(destination)
+    return Path(text).suffix.lower() not in _CSV_SUFFIXES and not is_postgres_url(text)
 
 
 def spark_format(path: str) -> Literal["csv", "parquet"]:
@@ -514,6 +530,7 @@ class SparkEngine:
                 f"{self.source}: {small} released classes have fewer than k={expected.k} rows"
             )
         self._verify_rows(frame, released, plan, expected)
+        verify_counted_models(self, released, names, expected)
 
     def _verify_rows(
         self, frame: DataFrame, released: SparkRelease, plan: Generalization, expected: Expected
@@ -562,6 +579,11 @@ class SparkEngine:
     def fetch(self, released: SparkRelease) -> pl.DataFrame:
         """Every released row, through Arrow (text columns), in the shuffled order."""
         return self._fetch_arrow(released.frame, released.columns).cast(pl.String)
+
+    def publishes(self, destination: str) -> bool:
+        """Spark writes a table (``spark-table:NAME``) or Parquet itself; a CSV file is
+        written by kanonym from the fetched rows (on the driver)."""
+        return spark_writes(destination)
 
     def publish(self, released: SparkRelease, destination: str, *, replace: bool) -> None:
         """Write the verified release as Parquet at ``destination`` (a directory of part

@@ -28,7 +28,12 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from kanonym.encode import EncodedTable, FrequencySet, SensitiveAttribute
+from kanonym.encode import (
+    EncodedTable,
+    FrequencySet,
+    GroupedSensitiveAttribute,
+    SensitiveAttribute,
+)
 from kanonym.errors import InputError
 from kanonym.evaluation.partition import Partition, PartitionCache, Rollup
 from kanonym.lattice import Node
@@ -103,7 +108,7 @@ class NodeEvaluator:
         *,
         max_suppressed_rows: int,
         frequency_set: FrequencySet | None = None,
-        sensitive: Sequence[SensitiveAttribute] = (),
+        sensitive: Sequence[SensitiveAttribute | GroupedSensitiveAttribute] = (),
     ) -> None:
         self.encoded = encoded
         self.models = tuple(models)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import secrets
 
 from kanonym.config import AnonymizationConfig
+from kanonym.encode import encode_sensitive
 from kanonym.engine import EmbeddedEngine
 from kanonym.io import Table
 from kanonym.metrics.local import local_recoding_measures, ncp
@@ -36,7 +37,6 @@ from kanonym.release.steps import (
     Stopwatch,
     declare,
     declare_models,
-    encode_read_sensitive,
     sensitive_hierarchies,
 )
 from kanonym.release.write import write_result
@@ -71,7 +71,8 @@ def release_local(table: Table, config: AnonymizationConfig, read_seconds: float
         categorical=config.categorical,
         source=table.source,
     )
-    sensitive = encode_read_sensitive(table, config, models)
+    needed = [n for n in config.sensitive if any(n in m.sensitive_attributes for m in models)]
+    sensitive = encode_sensitive(table.frame, needed)
     stopwatch.lap("encode")
     partitioning = recoding.partition(
         encoded, models, sensitive=sensitive, numeric=numeric, source=table.source

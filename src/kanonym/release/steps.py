@@ -12,19 +12,26 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from kanonym.config import AnonymizationConfig
-from kanonym.encode import EncodedTable, SensitiveAttribute, encode_sensitive
+from kanonym.encode import (
+    EncodedTable,
+    GroupedSensitiveAttribute,
+    SensitiveAttribute,
+    encode_grouped_sensitive,
+    encode_sensitive,
+)
 from kanonym.engine import EmbeddedEngine, Expected, Generalization
 from kanonym.engine.base import Released, ServerEngine, ServerRelease
 from kanonym.errors import InputError, UnassignedColumnsError
 from kanonym.evaluation import CellSuppressionEvaluator, NodeEvaluation, NodeEvaluator
 from kanonym.evaluation.cells import measure_cells
 from kanonym.hierarchy import Hierarchy, resolve
-from kanonym.io import Table
 from kanonym.lattice import Node
 from kanonym.metrics import METRICS, MetricContext, UtilityMetric, make_metric, report_measures
+from kanonym.metrics.base import ClassView
 from kanonym.metrics.measures import reported_score
 from kanonym.models import KAnonymity, PrivacyModel
 from kanonym.release.granularity import release_cells
@@ -51,12 +58,22 @@ def sensitive_hierarchies(models: Sequence[PrivacyModel]) -> dict[str, Hierarchy
     return found
 
 
-def encode_read_sensitive(
-    table: Table, config: AnonymizationConfig, models: Sequence[PrivacyModel]
-) -> tuple[SensitiveAttribute, ...]:
-    """The job's sensitive columns that ``models`` read, encoded (the others are not)."""
+def read_sensitive(
+    engine: RowEngine,
+    config: AnonymizationConfig,
+    models: Sequence[PrivacyModel],
+    encoded: EncodedTable,
+) -> tuple[SensitiveAttribute | GroupedSensitiveAttribute, ...]:
+    """The job's sensitive columns that ``models`` read, encoded (the others are not): from
+    the rows in memory, or counted per quasi-identifier tuple with one ``GROUP BY`` where
+    the rows live."""
     needed = [n for n in config.sensitive if any(n in m.sensitive_attributes for m in models)]
-    return encode_sensitive(table.frame, needed)
+    if isinstance(engine, EmbeddedEngine):
+        return encode_sensitive(engine.table.frame, needed)
+    if not needed:
+        return ()
+    grouped = engine.group([*encoded.names, *needed])
+    return encode_grouped_sensitive(grouped, encoded, needed)
 
 
 def build_evaluator(
@@ -64,18 +81,15 @@ def build_evaluator(
 ) -> NodeEvaluator:
     """The node evaluator for the job's models, with the sensitive columns they read."""
     models = declare_models(config)
-    # Other engines are refused models that read sensitive values (refuse_unserved).
-    sensitive = (
-        encode_read_sensitive(engine.table, config, models)
-        if isinstance(engine, EmbeddedEngine)
-        else ()
-    )
+    sensitive = read_sensitive(engine, config, models, encoded)
     if config.granularity.cells:
+        # Cell suppression is served in memory only (refuse_unserved).
+        assert all(isinstance(a, SensitiveAttribute) for a in sensitive)
         return CellSuppressionEvaluator(
             encoded,
             models,
             max_suppressed_rows=max_suppressed,
-            sensitive=sensitive,
+            sensitive=[a for a in sensitive if isinstance(a, SensitiveAttribute)],
             method="mu-argus" if config.algorithm == "mu-argus" else "patterns",
             weights=config.weight_vector(encoded.names),
         )
@@ -85,9 +99,9 @@ def build_evaluator(
 def refuse_unserved(engine: RowEngine, config: AnonymizationConfig) -> None:
     """Refuse, before any work, what ``engine`` cannot serve yet (docs: Engines).
 
-    The PostgreSQL engine serves full-domain generalization with tuple
-    suppression (techniques AG_TS, AG_ and _TS) under k-anonymity and the
-    models that read no sensitive value, with every search on the frequency set.
+    Engines that keep the rows elsewhere serve full-domain generalization with
+    tuple suppression (techniques AG_TS, AG_ and _TS) under every privacy
+    model, with every search on the frequency set.
 
     Raises:
         InputError: naming the option and the engine.
@@ -99,8 +113,6 @@ def refuse_unserved(engine: RowEngine, config: AnonymizationConfig) -> None:
         reason = f"`algorithm={config.algorithm!r}` (local recoding)"
     elif config.granularity.suppression in ("cell", "attribute"):
         reason = f"{config.granularity.suppression} suppression (`technique={config.technique!r}`)"
-    elif any(m.sensitive_attributes for m in config.models):
-        reason = "privacy models that read a sensitive attribute"
     if reason is not None:
         raise InputError(
             f"{engine.source}: the {engine.name} engine does not serve {reason} yet; "
@@ -201,6 +213,16 @@ def all_metrics(context: MetricContext) -> BoundMetrics:
     return BoundMetrics(context)
 
 
+def canonical_order(view: ClassView) -> ClassView:
+    """``view``'s classes sorted by their codes: the reported float measures then sum their
+    terms in one order whatever order an engine grouped the tuples in (a database's
+    ``GROUP BY`` has none), so every engine reports them to the last bit alike."""
+    codes = view.codes
+    order = np.lexsort(codes.T[::-1]) if codes.size else np.arange(len(view.sizes))
+    ordered = codes[order]
+    return ClassView(view.sizes[order], view.satisfied[order], lambda: ordered)
+
+
 def measure_solution(
     evaluation: NodeEvaluation, evaluator: NodeEvaluator, metrics: Mapping[str, UtilityMetric]
 ) -> Solution:
@@ -215,7 +237,7 @@ def measure_solution(
             metrics=measured,
             suppressed_cells=cells,
         )
-    view = evaluator.view(node)
+    view = canonical_order(evaluator.view(node))
     measures = report_measures(
         node=node,
         heights=encoded.heights,

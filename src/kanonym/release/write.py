@@ -1,10 +1,11 @@
 """Writing a verified release: destinations checked first, then every file at once.
 
 A release to files (CSV or Parquet, and its reports) is written atomically
-and together. A release to a ``postgresql://...?table=SCHEMA.R`` URL is
-published by the engine that holds it (created and filled in one transaction,
-committed after the re-check passed), its reports prepared beforehand and put
-in place only once the table is committed.
+and together. A release an engine keeps where the rows live is published by that engine
+when it writes the destination itself (a ``postgresql://...?table=SCHEMA.R``
+table created and filled in one transaction, committed after the re-check
+passed; Parquet through Spark's commit protocol), its reports prepared
+beforehand and put in place only once the release is committed.
 
 Example:
     >>> import kanonym, polars as pl, tempfile, pathlib
@@ -42,8 +43,11 @@ def write_result(
 ) -> None:
     """Write ``result``'s release and reports atomically and together (:meth:`Result.write`).
 
-    ``replace`` lets a release published as a database table replace an
-    existing one (files are always replaced, atomically).
+    A destination the release's engine writes itself (a table of the input's
+    PostgreSQL database, Parquet or a table through Spark's writer:
+    :meth:`~kanonym.engine.ServerRelease.publishes`) is published there, the
+    reports put in place once it is committed; ``replace`` lets it replace an
+    existing one (files kanonym writes are always replaced, atomically).
 
     Raises:
         InputError: a destination is the input table or a hierarchy file,
@@ -53,25 +57,26 @@ def write_result(
             database, or an existing table without ``replace``; checked
             before anything is serialized.
     """
-    in_database = is_postgres_url(output)
+    released = result.released
+    published = not isinstance(released, pl.DataFrame) and released.publishes(str(output))
+    if not published and is_postgres_url(output):
+        raise InputError(
+            f"{redact(str(output))}: a release is published as a PostgreSQL table by the "
+            "PostgreSQL engine that made it: anonymize a postgresql:// input of that database"
+        )
     files = {"report": report, "report_html": report_html}
-    check_destinations(files if in_database else {"output": output, **files}, result.input_files())
-    if not in_database:
+    check_destinations(files if published else {"output": output, **files}, result.input_files())
+    if not published:
         written = payloads(result, output, report=report, report_html=report_html)
         if result.on_progress is not None:
             result.on_progress(Progress.of_stage("writing", detail=f"{len(written)} files"))
         write_atomic(written)
         return
-    released = result.released
-    if isinstance(released, pl.DataFrame) or released.engine.name != "postgres":
-        raise InputError(
-            f"{redact(str(output))}: a release is published as a PostgreSQL table by the "
-            "PostgreSQL engine that made it: anonymize a postgresql:// input of that database"
-        )
-    reports = payloads(result, str(output), report=report, report_html=report_html)
+    assert not isinstance(released, pl.DataFrame)
+    reports = payloads(result, str(output), report=report, report_html=report_html, published=True)
     if result.on_progress is not None:
         result.on_progress(Progress.of_stage("writing", detail=redact(str(output))))
-    # The reports wait beside their destinations until the table is committed.
+    # The reports wait beside their destinations until the release is committed.
     prepared = prepare_write(reports) if reports else None
     try:
         released.publish(str(output), replace=replace)

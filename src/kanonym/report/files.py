@@ -19,7 +19,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from kanonym.engine.postgres import is_postgres_url, redact
+from kanonym.engine.postgres import redact
 from kanonym.io import format_for, serialize
 from kanonym.report.fingerprints import WrittenFile
 from kanonym.report.json_report import render_json
@@ -34,12 +34,13 @@ def payloads(
     report: str | Path | None = None,
     report_html: str | Path | None = None,
     report_extra: Mapping[str, object] | None = None,
+    published: bool = False,
 ) -> list[tuple[Path, bytes]]:
     """The files a release writes, as ``(path, bytes)``: the release, then the reports.
 
-    An ``output`` that is a ``postgresql://`` URL is a table the engine
-    publishes (:meth:`kanonym.engine.ServerEngine.publish`): only the reports
-    are files then.
+    A ``published`` output is one the release's engine writes itself (a
+    PostgreSQL table, Parquet through Spark: :meth:`kanonym.engine.ServerEngine.publish`):
+    only the reports are files then.
 
     ``report_extra`` holds keys added at the end of the JSON report (the
     ledger's ``ledger`` object). Sets the report's ``timings.write`` (the time
@@ -48,8 +49,8 @@ def payloads(
     """
     files: list[tuple[Path, bytes]] = []
     release: WrittenFile
-    if is_postgres_url(output):
-        # Published by the engine as a table: no bytes here, the URL without its password.
+    if published:
+        # Written by the engine: no bytes here; a URL is shown without its password.
         release = (redact(str(output)), None)
     else:
         output = Path(output)

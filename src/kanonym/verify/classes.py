@@ -35,27 +35,45 @@ def _free(frame: pl.DataFrame, stem: str) -> str:
     return name
 
 
-def value_counts(column: pl.Series) -> dict[Value, int]:
+def value_counts(column: pl.Series, weights: pl.Series | None = None) -> dict[Value, int]:
     """Rows holding each value of ``column`` (as text; the missing value is a value).
 
-    Values come in text order, the missing value last.
+    Values come in text order, the missing value last. With ``weights``, each
+    entry of ``column`` stands for that many rows (a table counted by value).
     """
-    counted = column.cast(pl.String).rename("value").to_frame().group_by("value").len()
+    frame = column.cast(pl.String).rename("value").to_frame()
+    if weights is None:
+        counted = frame.group_by("value").len()
+    else:
+        counted = (
+            frame.with_columns(weights.cast(pl.Int64).alias("len"))
+            .group_by("value")
+            .agg(pl.col("len").sum())
+        )
     counted = counted.sort("value", nulls_last=True)
     return dict(zip(counted["value"].to_list(), counted["len"].to_list(), strict=True))
 
 
-def class_sizes(frame: pl.DataFrame, columns: Sequence[str]) -> pl.Series:
-    """The rows of each class of ``frame`` on ``columns``."""
+def class_sizes(
+    frame: pl.DataFrame, columns: Sequence[str], weight: str | None = None
+) -> pl.Series:
+    """The rows of each class of ``frame`` on ``columns`` (each row standing for ``weight``
+    rows when that column is named)."""
+    if weight is not None:
+        rows = frame.get_column(weight).cast(pl.Int64)
+        if not columns:
+            return pl.Series("len", [rows.sum()] if frame.height else [], pl.Int64)
+        return frame.group_by(list(columns)).agg(pl.col(weight).cast(pl.Int64).sum())[weight]
     if not columns:
         return pl.Series("len", [frame.height] if frame.height else [], pl.UInt32)
     return frame.group_by(list(columns)).len()["len"]
 
 
 def class_value_counts(
-    frame: pl.DataFrame, columns: Sequence[str], attribute: str
+    frame: pl.DataFrame, columns: Sequence[str], attribute: str, weight: str | None = None
 ) -> Iterator[dict[Value, int]]:
-    """Per class of ``frame`` on ``columns``: rows holding each value of ``attribute``.
+    """Per class of ``frame`` on ``columns``: rows holding each value of ``attribute`` (each
+    row standing for ``weight`` rows when that column is named).
 
     Classes come in the order of their quasi-identifier values (missing last).
     """
@@ -68,9 +86,10 @@ def class_value_counts(
             *(pl.col(q) for q in columns),
             *([] if columns else [pl.lit(0).alias(keys[0])]),
             pl.col(attribute).cast(pl.String).alias(value),
+            (pl.lit(1) if weight is None else pl.col(weight)).cast(pl.Int64).alias(rows),
         )
         .group_by([*keys, value])
-        .len(name=rows)
+        .agg(pl.col(rows).sum())
         .group_by(keys)
         .agg(pl.col(value), pl.col(rows))
         .sort(keys, nulls_last=True)

@@ -224,8 +224,14 @@ def verify_models(
     columns: Sequence[str],
     source: pl.DataFrame,
     models: Sequence[ModelDeclaration],
+    weight: str | None = None,
 ) -> None:
     """Raise VerificationError unless every class of ``released`` satisfies every model.
+
+    With ``weight``, ``released`` and ``source`` are tables counted by value:
+    each row stands for as many rows as its ``weight`` column says (what an
+    engine that keeps the rows elsewhere gives, from a ``GROUP BY`` over the
+    release and over the input's sensitive columns).
 
     The classes group ``released`` on ``columns``, the quasi-identifier
     columns. ``source`` is the input table, whose distribution of each sensitive
@@ -234,12 +240,14 @@ def verify_models(
     parameters it cannot read, fails the check even on an empty release.
     """
     rules = [read(model) for model in models]
-    if released.height == 0:
+    if released.height == 0 or (
+        weight is not None and int(released.get_column(weight).cast(pl.Int64).sum()) == 0
+    ):
         return
     references: dict[str, Reference] = {}
     for rule in rules:
         if isinstance(rule, SizeRule):
-            kind, sizes = "k-anonymity", class_sizes(released, columns).to_list()
+            kind, sizes = "k-anonymity", class_sizes(released, columns, weight).to_list()
             failing = sum(1 for size in sizes if not k_anonymous(size, rule.k))
             classes = len(sizes)
         else:
@@ -248,14 +256,17 @@ def verify_models(
                 if attribute not in frame.columns:
                     raise VerificationError(f"{kind}: the {what} has no column '{attribute}'")
             if attribute not in references:
-                references[attribute] = Reference.of(value_counts(source.get_column(attribute)))
+                weights = None if weight is None else source.get_column(weight)
+                references[attribute] = Reference.of(
+                    value_counts(source.get_column(attribute), weights)
+                )
             reference = references[attribute]
             try:
                 passes = rule.prepare(reference)
             except InputError as error:
                 raise VerificationError(f"{kind} on '{attribute}': {error}") from None
             failing = classes = 0
-            for counts in class_value_counts(released, columns, attribute):
+            for counts in class_value_counts(released, columns, attribute, weight):
                 if any(v not in reference.counts for v in counts):
                     # The value itself is not shown: it may identify someone.
                     raise VerificationError(

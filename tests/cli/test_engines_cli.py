@@ -1,5 +1,6 @@
-"""``kanonym anonymize`` with a PostgreSQL input and table output: flags, a TOML job, bad
-input refused before the search, and a release killed midway leaves no table."""
+"""``kanonym anonymize`` through the PostgreSQL and Spark engines: a PostgreSQL input and
+table output (flags, a TOML job, bad input refused before the search, a release killed
+midway leaves no table); a Parquet input released as Parquet by Spark."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import psycopg
@@ -186,3 +188,23 @@ def test_a_release_killed_midway_leaves_no_table(
     assert not report.exists()
     recover(tmp_path)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_spark_releases_parquet_from_the_command_line(
+    spark_session: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    frame = read_table(adult_path()).frame
+    source = tmp_path / "adult.parquet"
+    frame.write_parquet(source)
+    output = tmp_path / "released.parquet"
+    args = _job(str(source), str(output), "--engine", "spark", "--report", str(tmp_path / "r.json"))
+    assert main([*args, "--quiet"]) == 0
+    released = pl.read_parquet(output / "*.parquet")
+    assert released.height == 30162 - 906
+    assert json.loads((tmp_path / "r.json").read_text())["transformation"]["education"] == 3
+    capsys.readouterr()
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "released.parquet: directory exists; choose another or give --replace" in err
+    assert main([*args, "--replace", "--quiet"]) == 0
+    assert pl.read_parquet(output / "*.parquet").height == released.height

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -126,3 +127,24 @@ def test_no_permission_to_create_is_refused_and_leaves_nothing(
     assert "r3ader-secret" not in str(raised.value)
     result.close()
     assert not _exists(postgres_url, f"{postgres_schema}.out")
+
+
+def test_a_spark_release_is_written_as_parquet_by_spark_and_as_csv_from_the_driver(
+    spark_session: Any, tmp_path: Path
+) -> None:
+    frame = read_table(adult_path()).frame
+    expected = kanonym.anonymize(frame, **ADULT_JOB).table  # type: ignore[arg-type]
+    data = spark_session.createDataFrame(frame.to_arrow())
+    with kanonym.anonymize(data, **ADULT_JOB) as result:  # type: ignore[arg-type]
+        result.write(tmp_path / "release.parquet", report=tmp_path / "r.json")
+        result.write(tmp_path / "release.csv")
+        with pytest.raises(InputError, match="exists"):
+            result.write(tmp_path / "release.parquet")
+    parts = pl.read_parquet(tmp_path / "release.parquet" / "*.parquet")
+    assert _sorted(parts).equals(_sorted(expected))
+    assert _sorted(pl.read_csv(tmp_path / "release.csv", infer_schema=False)).equals(
+        _sorted(expected)
+    )
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["output"] == str(tmp_path / "release.parquet")
+    assert "release" not in [f["what"] for f in report["fingerprints"]]
