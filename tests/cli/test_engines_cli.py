@@ -208,3 +208,34 @@ def test_spark_releases_parquet_from_the_command_line(
     assert "released.parquet: directory exists; choose another or give --replace" in err
     assert main([*args, "--replace", "--quiet"]) == 0
     assert pl.read_parquet(output / "*.parquet").height == released.height
+
+
+def test_the_same_job_file_runs_under_spark_submit(spark_session: Any, tmp_path: Path) -> None:
+    import kanonym
+
+    frame = read_table(adult_path()).frame
+    frame.write_parquet(tmp_path / "adult.parquet")
+    qi = "\n".join(f'{c} = "{adult_hierarchy_path(c)}"' for c in ADULT_COLUMNS)
+    job = tmp_path / "job.toml"
+    job.write_text(
+        'input = "adult.parquet"\noutput = "released.parquet"\nengine = "spark"\nk = 5\n'
+        'max-suppression = "4%"\nmetric = "dm-star"\nseed = 3\nreport = "r.json"\n'
+        f"[qi]\n{qi}\n"
+    )
+    bin_dir = Path(sys.executable).parent
+    main_py = Path(kanonym.__file__).with_name("__main__.py")
+    submit = [str(bin_dir / "spark-submit"), "--master", "local[2]", str(main_py)]
+    done = subprocess.run(
+        [*submit, "anonymize", "--config", str(job), "--quiet"],
+        env={
+            **os.environ,
+            "PYSPARK_PYTHON": sys.executable,
+            "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        },
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert pl.read_parquet(tmp_path / "released.parquet" / "*.parquet").height == 30162 - 906
+    assert json.loads((tmp_path / "r.json").read_text())["transformation"]["education"] == 3
