@@ -6,7 +6,15 @@ import runpy
 import sys
 from pathlib import Path
 
-BENCHMARKS = ["search.py", "optimal.py", "scale.py", "models.py", "mondrian.py", "heuristics.py"]
+BENCHMARKS = [
+    "search.py",
+    "optimal.py",
+    "scale.py",
+    "engines.py",
+    "models.py",
+    "mondrian.py",
+    "heuristics.py",
+]
 
 if __name__ == "__main__":
     here = Path(__file__).resolve().parent
