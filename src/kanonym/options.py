@@ -53,9 +53,11 @@ TechniqueName: TypeAlias = Literal[
 ]
 """One of Samarati's technique classes that kanonym runs (:mod:`kanonym.technique`)."""
 
-EngineName: TypeAlias = Literal["embedded", "postgres", "spark"]
+EngineName: TypeAlias = Literal["embedded", "streaming", "postgres", "spark"]
 """Where the rows are grouped, transformed and re-checked (:mod:`kanonym.engine`):
-in memory, in a PostgreSQL server, or in Spark (local or a cluster)."""
+``embedded`` in memory (a file too large for memory streams from disk),
+``streaming`` a Parquet or CSV file from disk however small, ``postgres`` in a
+PostgreSQL server, ``spark`` in Spark (local or a cluster)."""
 
 TableLike: TypeAlias = "str | Path | pl.DataFrame | pandas.DataFrame | pyspark.sql.DataFrame"
 """A table: a CSV (plain or gzip) or Parquet path, a Polars or pandas DataFrame

@@ -254,3 +254,45 @@ def test_bad_input_is_refused_as_in_memory(tmp_path: Path) -> None:
     table.write_text("zip;n\n02138;1\n")
     with pytest.raises(InputError, match="did you mean 'zip'"):
         kanonym.anonymize(table, quasi_identifiers={"zp": "mask"}, k=1, keep_unlisted=True)
+
+
+def test_models_on_sensitive_values_are_served_and_re_checked(tmp_path: Path) -> None:
+    parquet = tmp_path / "adult.parquet"
+    read_table(adult_path()).frame.write_parquet(parquet)
+    hierarchies = adult_hierarchies()
+    del hierarchies["salary-class"]
+    options = {
+        "quasi_identifiers": hierarchies,
+        "sensitive": ["salary-class"],
+        "models": [
+            kanonym.DistinctLDiversity("salary-class", l=2),
+            kanonym.EqualDistanceTCloseness("salary-class", t=0.2),
+        ],
+        "k": 5,
+        "max_suppression": 0.04,
+        "metric": "dm-star",
+        "seed": 3,
+    }
+    with kanonym.anonymize(parquet, engine="streaming", **options) as streamed:  # type: ignore[arg-type]
+        assert isinstance(streamed.released, ServerRelease)
+        _same_release(streamed, _in_memory(parquet, **options))
+
+
+def test_the_re_check_judges_models_on_sensitive_values(tmp_path: Path) -> None:
+    path = tmp_path / "zd.parquet"
+    pl.DataFrame(
+        {"zip": ["02138", "02139", "02141", "02142"], "d": ["flu", "flu", "flu", "hiv"]}
+    ).write_parquet(path)
+    engine = StreamingEngine(path)
+    try:
+        encoded = engine.encode({"zip": ZIP})
+        everything = np.ones(len(encoded.frequency_set.counts), bool)
+        plan = Generalization(encoded, (1,), everything, (), 0)
+        models = (kanonym.KAnonymity(k=2), kanonym.DistinctLDiversity("d", l=2))
+        expected = Expected({"zip": ZIP}, 2, 0, 0, models)
+        with pytest.raises(VerificationError, match=r"distinct-l-diversity .* in 1 of 2 classes"):
+            engine.verify(engine.generalize(plan), plan, expected)
+        at_root = Generalization(encoded, (2,), everything, (), 0)
+        engine.verify(engine.generalize(at_root), at_root, expected)
+    finally:
+        engine.close()

@@ -94,7 +94,9 @@ def open_engine(
     if is_spark_dataframe(data) or is_spark_table(data):
         what = "a Spark DataFrame" if is_spark_dataframe(data) else "a spark-table: name"
         raise InputError(f"{what} is read by `engine='spark'`, not {chosen!r}")
-    if isinstance(data, str | Path) and streams(data):
+    if chosen == "streaming" and not isinstance(data, str | Path):
+        raise InputError("`engine='streaming'` reads `data` given as a Parquet or CSV path")
+    if isinstance(data, str | Path) and (chosen == "streaming" or streams(data)):
         return StreamingEngine(data, delimiter=delimiter)
     return EmbeddedEngine(load(data, delimiter=delimiter))
 

@@ -77,7 +77,7 @@ import numpy as np
 import polars as pl
 
 from kanonym.encode import EncodedTable, Grouped, encode_grouped
-from kanonym.engine.base import Expected, Generalization
+from kanonym.engine.base import Expected, Generalization, verify_counted_models
 from kanonym.errors import InputError, NestedColumnError, VerificationError, clip
 from kanonym.hierarchy import Hierarchy
 from kanonym.io import CsvDialect, Table, format_for
@@ -573,7 +573,8 @@ class StreamingEngine:
         Raises:
             VerificationError: a released row is no input row generalized along
                 the hierarchies, the number of rows differs from the search's,
-                too many rows are suppressed, or a class is below k.
+                too many rows are suppressed, a class is below k, or a class fails
+                a model on sensitive values (counted by a streaming ``group_by``).
         """
         names = list(plan.encoded.names)
         order = [c for c in self.columns if c not in plan.drop]
@@ -618,6 +619,7 @@ class StreamingEngine:
                 f"{self._source}: {stray} released rows are no input row generalized at levels "
                 f"{dict(zip(names, plan.levels, strict=True))}"
             )
+        verify_counted_models(self, released, names, expected)
 
     def counts(self, released: StreamingRelease, columns: Sequence[str]) -> Grouped:
         """The distinct tuples of ``columns`` in the release (as strings) with their counts
