@@ -27,6 +27,7 @@ from typing import Any
 
 import polars as pl
 import pytest
+from hypothesis import settings
 
 from kanonym.hierarchy import Hierarchy
 from tests.meaningful import counting
@@ -39,6 +40,12 @@ from tests.postgres_server import (
 )
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+# Speed is measured by the benchmarks, never by tests: no example has a deadline. With
+# Hypothesis's default of 200 ms, a first example that loads numba's cache or starts
+# PostgreSQL on a loaded machine failed as "flaky" when its rerun was fast.
+settings.register_profile("kanonym", deadline=None)
+settings.load_profile("kanonym")
 
 
 def race_hierarchy() -> Hierarchy:
