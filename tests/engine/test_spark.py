@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +11,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 import kanonym
@@ -222,8 +223,8 @@ def test_a_failed_write_leaves_no_output(spark_session: Any, tmp_path: Path) -> 
 def test_what_the_engine_does_not_serve_is_refused_before_any_work(spark_session: Any) -> None:
     data = _spark_frame(spark_session, pl.DataFrame({"zip": ["02138", "02139"], "s": ["a", "b"]}))
     for options, reason in (
-        ({"algorithm": "mondrian"}, "local recoding"),
         ({"technique": "_CS"}, "cell suppression"),
+        ({"technique": "_AS", "algorithm": "optimal"}, "attribute suppression"),
     ):
         with pytest.raises(InputError, match=f"spark engine does not serve.*{reason}"):
             kanonym.anonymize(
@@ -322,3 +323,120 @@ def test_models_on_sensitive_values_give_the_embedded_release(spark_session: Any
     }
     with kanonym.anonymize(_spark_frame(spark_session, frame), **options) as in_spark:
         _same_release(in_spark, kanonym.anonymize(frame, **options))
+
+
+def _same_recoding(a: kanonym.Result, b: kanonym.Result) -> None:
+    """Two local recodings alike: no transformation, the same report and released multiset."""
+    assert a.transformation is None and b.transformation is None
+    assert a.recoding == b.recoding
+    assert a.suppressed_rows == b.suppressed_rows == 0
+    assert a.metrics == b.metrics
+    assert _multiset(a.table).equals(_multiset(b.table))
+
+
+def test_adult_mondrian_gives_the_embedded_release(spark_session: Any) -> None:
+    frame = read_table(adult_path()).frame
+    data = _spark_frame(spark_session, frame)
+    options: dict[str, Any] = {"quasi_identifiers": adult_hierarchies(), "k": 5, "seed": 3}
+    with kanonym.anonymize(data, algorithm="mondrian", **options) as in_spark:
+        _same_recoding(in_spark, kanonym.anonymize(frame, algorithm="mondrian", **options))
+    # Relaxed, with occupation sensitive (3-diverse): tuples told apart by it too.
+    del options["quasi_identifiers"]["occupation"]
+    options |= {
+        "sensitive": ["occupation"],
+        "models": [kanonym.DistinctLDiversity("occupation", l=3)],
+    }
+    with kanonym.anonymize(data, algorithm="mondrian-relaxed", **options) as in_spark:
+        _same_recoding(in_spark, kanonym.anonymize(frame, algorithm="mondrian-relaxed", **options))
+
+
+@settings(
+    max_examples=8,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.sampled_from(["18", "19", "20", "20.0", "25.5"]),
+            _CELLS,
+            st.sampled_from(["x", "y"]),
+            st.sampled_from(["n", "m", None]),
+        ),
+        min_size=6,
+        max_size=30,
+    ),
+    k=st.integers(1, 4),
+    algorithm=st.sampled_from(["mondrian", "mondrian-relaxed"]),
+)
+# Three of the four 18s go left, by their values: both (x, n) rows, then one (y, m).
+@example(
+    rows=[("18", "a", "y", "m"), ("18", "a", "x", "n")] * 2
+    + [("19", "a", "x", None), ("19", "a", "y", "n")],
+    k=2,
+    algorithm="mondrian-relaxed",
+)
+def test_random_tables_give_the_embedded_local_recoding(
+    spark_session: Any, rows: list[tuple[str | None, ...]], k: int, algorithm: str
+) -> None:
+    frame = pl.DataFrame(
+        rows,
+        schema={"age": pl.String, "q": pl.String, "s": pl.String, "note": pl.String},
+        orient="row",
+    )
+    options: dict[str, Any] = {
+        "quasi_identifiers": {"age": "interval:5,10", "q": "suppress"},
+        "k": k,
+        "algorithm": algorithm,
+        "sensitive": ["s"],
+        "insensitive": ["note"],
+        "seed": 5,
+    }
+    with kanonym.anonymize(_spark_frame(spark_session, frame), **options) as in_spark:
+        _same_recoding(in_spark, kanonym.anonymize(frame, **options))
+
+
+def test_the_re_check_of_a_local_recoding_rejects_a_wrong_release(spark_session: Any) -> None:
+    from kanonym.encode import encode_grouped
+    from kanonym.engine import TupleRecoding
+    from kanonym.recoding import Mondrian
+    from kanonym.release.local import tuple_recoding
+
+    frame = pl.DataFrame(
+        {"age": ["31", "34", "38", "52", "55", "58"], "note": ["a", "b", "c", "d", "e", "f"]}
+    )
+    age = Hierarchy("age", (tuple(frame["age"]), ("*",) * 6))
+    engine = SparkEngine(_spark_frame(spark_session, frame))
+    try:
+        grouped = engine.group(["age"])
+        encoded, tuples = encode_grouped(grouped, {"age": age})
+        partitioning = Mondrian().partition_grouped(
+            encoded, [kanonym.KAnonymity(k=3)], tuples=tuples, counts=grouped.counts
+        )
+        plan = tuple_recoding(
+            grouped, partitioning, keys=["age"], numeric=frozenset({"age"}), drop=(), seed=0
+        )
+        expected = Expected({"age": age}, 3, 0, 0, ())
+        engine.verify_recoding(engine.recode(plan), plan, expected)
+        assert sorted(engine.fetch(engine.recode(plan))["age"]) == ["30-49"] * 3 + ["50-59"] * 3
+        # 38 and 52 swap labels: classes stay of 3, but neither label covers its value.
+        label = TupleRecoding.label(0)
+        swapped = plan.tuples.with_columns(
+            pl.when(pl.col(TupleRecoding.key(0)).is_in(["38", "52"]))
+            .then(
+                pl.when(pl.col(label) == "30-49").then(pl.lit("50-59")).otherwise(pl.lit("30-49"))
+            )
+            .otherwise(pl.col(label))
+            .alias(label)
+        )
+        wrong = dataclasses.replace(plan, tuples=swapped)
+        with pytest.raises(VerificationError, match="'30-49' does not cover the input value '52'"):
+            engine.verify_recoding(engine.recode(wrong), plan, expected)
+        # A tuple left out of the plan: its row is not released.
+        missing = dataclasses.replace(plan, tuples=plan.tuples.head(5))
+        with pytest.raises(VerificationError, match="holds 5 rows, the input 6"):
+            engine.verify_recoding(engine.recode(missing), plan, expected)
+        with pytest.raises(VerificationError, match="fewer than k=4"):
+            engine.verify_recoding(engine.recode(plan), plan, Expected({"age": age}, 4, 0, 0, ()))
+    finally:
+        engine.close()

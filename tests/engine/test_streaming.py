@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import tempfile
 from collections.abc import Iterator
@@ -10,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 import kanonym
@@ -254,6 +255,137 @@ def test_bad_input_is_refused_as_in_memory(tmp_path: Path) -> None:
     table.write_text("zip;n\n02138;1\n")
     with pytest.raises(InputError, match="did you mean 'zip'"):
         kanonym.anonymize(table, quasi_identifiers={"zp": "mask"}, k=1, keep_unlisted=True)
+
+
+def _same_recoding(a: kanonym.Result, b: kanonym.Result) -> None:
+    """Two local recodings alike: no transformation, the same report and released multiset."""
+    assert a.transformation is None and b.transformation is None
+    assert a.recoding == b.recoding
+    assert a.suppressed_rows == b.suppressed_rows == 0
+    assert a.metrics == b.metrics
+    assert a.table.columns == b.table.columns
+    assert _multiset(a.table).equals(_multiset(b.table))
+
+
+@pytest.mark.usefixtures("always_stream")
+@pytest.mark.parametrize("algorithm", ["mondrian", "mondrian-relaxed"])
+def test_adult_mondrian_gives_the_embedded_release(tmp_path: Path, algorithm: str) -> None:
+    parquet = tmp_path / "adult.parquet"
+    read_table(adult_path()).frame.write_parquet(parquet)
+    options = {"quasi_identifiers": adult_hierarchies(), "k": 5, "algorithm": algorithm, "seed": 3}
+    with kanonym.anonymize(parquet, **options) as streamed:  # type: ignore[arg-type]
+        assert isinstance(streamed.released, ServerRelease)
+        assert streamed.released.engine.name == "streaming"
+        _same_recoding(streamed, _in_memory(parquet, **options))
+
+
+@pytest.mark.usefixtures("always_stream")
+@settings(
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.sampled_from([18, 19, 20, 25]),
+            _CELLS,
+            st.sampled_from(["x", "y"]),
+            st.sampled_from([1, 2, 10, None]),
+        ),
+        min_size=6,
+        max_size=40,
+    ),
+    k=st.integers(1, 4),
+    algorithm=st.sampled_from(["mondrian", "mondrian-relaxed"]),
+    diverse=st.booleans(),
+)
+# Three of the four 18s go left: both (x, 10) rows, then one (y, 2).
+@example(
+    rows=[(18, "a", "y", 2), (18, "a", "x", 10)] * 2 + [(19, "a", "x", None), (19, "a", "y", 10)],
+    k=2,
+    algorithm="mondrian-relaxed",
+    diverse=False,
+)
+def test_random_typed_tables_give_the_embedded_local_recoding(
+    rows: list[tuple[object, ...]], k: int, algorithm: str, diverse: bool
+) -> None:
+    # Integer columns in Parquet: split units are ranked by their values as text ("10"
+    # before "2"), as the embedded engine ranks them.
+    frame = pl.DataFrame(
+        rows,
+        schema={"age": pl.Int64, "q": pl.String, "s": pl.String, "visits": pl.Int64},
+        orient="row",
+    )
+    options = {
+        "quasi_identifiers": {"age": "interval:5,10", "q": "suppress"},
+        "k": k,
+        "algorithm": algorithm,
+        "sensitive": ["s"],
+        "insensitive": ["visits"],
+        "models": [kanonym.DistinctLDiversity("s", l=2)] if diverse else [],
+        "seed": 5,
+    }
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "t.parquet"
+        frame.write_parquet(path)
+        try:
+            in_memory = _in_memory(path, **options)
+        except kanonym.NoSolutionError:
+            with pytest.raises(kanonym.NoSolutionError):
+                kanonym.anonymize(path, **options)  # type: ignore[arg-type]
+            return
+        with kanonym.anonymize(path, **options) as streamed:  # type: ignore[arg-type]
+            _same_recoding(streamed, in_memory)
+
+
+def test_the_re_check_of_a_local_recoding_rejects_a_wrong_release(tmp_path: Path) -> None:
+    from kanonym.encode import encode_grouped
+    from kanonym.engine import TupleRecoding
+    from kanonym.recoding import Mondrian
+    from kanonym.release.local import tuple_recoding
+
+    path = tmp_path / "ages.parquet"
+    frame = pl.DataFrame({"age": [31, 34, 38, 52, 55, 58], "n": [1, 2, 3, 4, 5, 6]})
+    frame.write_parquet(path)
+    age = Hierarchy("age", (("31", "34", "38", "52", "55", "58"), ("*",) * 6))
+    engine = StreamingEngine(path)
+    try:
+        grouped = engine.group(["age"])
+        encoded, tuples = encode_grouped(grouped, {"age": age})
+        partitioning = Mondrian().partition_grouped(
+            encoded, [kanonym.KAnonymity(k=3)], tuples=tuples, counts=grouped.counts
+        )
+        plan = tuple_recoding(
+            grouped, partitioning, keys=["age"], numeric=frozenset({"age"}), drop=(), seed=0
+        )
+        expected = Expected({"age": age}, 3, 0, 0, ())
+        engine.verify_recoding(engine.recode(plan), plan, expected)
+        assert sorted(engine.fetch(engine.recode(plan))["age"]) == ["30-49"] * 3 + ["50-59"] * 3
+        # 38 and 52 swap labels: classes stay of 3, but neither label covers its value.
+        label = TupleRecoding.label(0)
+        swapped = plan.tuples.with_columns(
+            pl.when(pl.col(TupleRecoding.key(0)).is_in(["38", "52"]))
+            .then(
+                pl.when(pl.col(label) == "30-49").then(pl.lit("50-59")).otherwise(pl.lit("30-49"))
+            )
+            .otherwise(pl.col(label))
+            .alias(label)
+        )
+        wrong = dataclasses.replace(plan, tuples=swapped)
+        with pytest.raises(VerificationError, match="'30-49' does not cover the input value '52'"):
+            engine.verify_recoding(engine.recode(wrong), plan, expected)
+        # A value outside the quasi-identifiers changed on disk.
+        release = engine.recode(plan)
+        part = release.buckets[0][1][0]
+        pl.read_parquet(part).with_columns(pl.col("n") + 10).write_parquet(part)
+        with pytest.raises(VerificationError, match="no input row with its quasi-identifiers"):
+            engine.verify_recoding(release, plan, expected)
+        # A class below k.
+        with pytest.raises(VerificationError, match="fewer than k=4"):
+            engine.verify_recoding(engine.recode(plan), plan, Expected({"age": age}, 4, 0, 0, ()))
+    finally:
+        engine.close()
 
 
 def test_models_on_sensitive_values_are_served_and_re_checked(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ from kanonym.engine.base import (
     Released,
     ServerEngine,
     ServerRelease,
+    TupleRecoding,
 )
 from kanonym.engine.embedded import EmbeddedEngine
 
@@ -18,4 +19,5 @@ __all__ = [
     "Released",
     "ServerEngine",
     "ServerRelease",
+    "TupleRecoding",
 ]

@@ -52,8 +52,10 @@ import numpy.typing as npt
 import polars as pl
 
 from kanonym.encode import EncodedTable, Grouped
+from kanonym.errors import VerificationError
 from kanonym.hierarchy import Hierarchy
 from kanonym.verify import ModelDeclaration, verify_models
+from kanonym.verify.local import uncovered
 from kanonym.verify.models import SensitiveRule, read
 
 BoolArray = npt.NDArray[np.bool_]
@@ -109,6 +111,82 @@ class Generalization:
         leaves = [a.level_labels[0] for a in self.encoded.attributes]
         codes = self.encoded.frequency_set.codes[~self.released]
         return [tuple(leaves[j][c] for j, c in enumerate(row)) for row in codes.tolist()]
+
+
+@dataclass(frozen=True, eq=False)
+class TupleRecoding:
+    """A local recoding with nothing suppressed, as data an engine applies.
+
+    Local recoding (Mondrian: LeFevre, DeWitt & Ramakrishnan 2006) labels rows
+    class by class, so equal values may be released differently and no
+    mapping per value exists. The partitioning runs on the engine's grouping
+    of the quasi-identifiers and the sensitive columns the models read
+    (:meth:`kanonym.recoding.Mondrian.partition_grouped`) and says, per
+    grouped tuple, which labels its rows get. Tuples equal in every code the
+    partitioning read form a *unit* (two spellings of one number, ``5`` and
+    ``5.0``, are one); a unit's rows get one set of labels, unless relaxed cuts
+    split it: then its rows are ranked by the columns the release keeps, in
+    input order, compared as text byte by byte (PostgreSQL's ``COLLATE "C"``,
+    Spark's binary strings) with the missing value first, and its *pieces*
+    take them in that order (the rule :func:`kanonym.transform.recode` follows
+    in memory). Identical rows are interchangeable, so every engine releases
+    one multiset. The engine joins the input with :attr:`tuples` on the raw
+    key values (the missing value equal to itself), ranks the rows of split
+    units, labels every row, drops the identifying columns and shuffles the
+    rows by the seed.
+
+    Attributes:
+        names: the quasi-identifiers, in order; column ``label(j)`` of
+            :attr:`tuples` and :attr:`pieces` holds the label of ``names[j]``.
+        keys: the columns tuples are told apart by: the quasi-identifiers,
+            then the sensitive columns the partitioning read; column
+            ``key(i)`` of :attr:`tuples` holds ``keys[i]``.
+        tuples: one row per distinct raw tuple of ``keys`` (values as
+            strings, the missing value null): its keys, its unit (``UNIT``),
+            whether the unit is split (``SPLIT``) and, if it is not, its labels.
+        pieces: per piece of a split unit: the unit (``UNIT``), the ranks of
+            its rows in the unit (``FIRST`` to ``LAST``, counted from 1) and
+            its labels.
+        numeric: the quasi-identifiers labelled by numeric ranges (the others
+            by hierarchy nodes): how the re-check reads their labels.
+        drop: columns removed from the release (the identifying ones).
+        seed: the seed of the row shuffle.
+    """
+
+    UNIT = "_kanonym_unit"
+    SPLIT = "_kanonym_split"
+    FIRST = "_kanonym_first"
+    LAST = "_kanonym_last"
+
+    names: tuple[str, ...]
+    keys: tuple[str, ...]
+    tuples: pl.DataFrame
+    pieces: pl.DataFrame
+    numeric: frozenset[str]
+    drop: tuple[str, ...]
+    seed: int
+
+    @staticmethod
+    def key(i: int) -> str:
+        """The column of :attr:`tuples` holding ``keys[i]``."""
+        return f"_kanonym_key_{i}"
+
+    @staticmethod
+    def label(j: int) -> str:
+        """The column of :attr:`tuples` and :attr:`pieces` holding the label of ``names[j]``."""
+        return f"_kanonym_label_{j}"
+
+    def ranked(self, columns: Sequence[str]) -> list[str]:
+        """The columns the rows of a split unit are ranked by: the input's ``columns``
+        the release keeps, in order.
+
+        Example:
+            >>> plan = TupleRecoding(("age",), ("age",), pl.DataFrame(), pl.DataFrame(),
+            ...                      frozenset({"age"}), ("name",), 0)
+            >>> plan.ranked(["name", "age", "visits"])
+            ['age', 'visits']
+        """
+        return [c for c in columns if c not in self.drop]
 
 
 @dataclass(frozen=True, eq=False)
@@ -274,6 +352,22 @@ class ServerEngine(Protocol[ReleaseT]):
         """
         ...
 
+    def recode(self, plan: TupleRecoding) -> ReleaseT:
+        """Build a local recoding's release where the rows are (not yet verified, not yet
+        visible): every row labelled as ``plan`` says, none suppressed."""
+        ...
+
+    def verify_recoding(self, released: ReleaseT, plan: TupleRecoding, expected: Expected) -> None:
+        """Re-check a local recoding's release where it is, independently of ``plan``'s
+        tuples: every input row released once, each label covering its row's own input
+        value (a range holding the number, or the value or an ancestor in its hierarchy),
+        no class below k, and every model on sensitive values.
+
+        Raises:
+            VerificationError: naming the first failure.
+        """
+        ...
+
     def counts(self, released: ReleaseT, columns: Sequence[str]) -> Grouped:
         """The distinct tuples of ``columns`` in the release with their counts (the
         report's class sizes and distributions, without the rows)."""
@@ -303,6 +397,40 @@ class ServerEngine(Protocol[ReleaseT]):
     def close(self) -> None:
         """Discard whatever was not published and release the connection or session."""
         ...
+
+
+def verify_covering(
+    source: str,
+    pairs: Sequence[Sequence[tuple[str | None, str | None]]],
+    plan: TupleRecoding,
+    expected: Expected,
+) -> None:
+    """Re-check a local recoding's labels on the distinct (label, input value) pairs of its
+    release, ``pairs[j]`` for quasi-identifier ``plan.names[j]``, as the in-memory re-check
+    does (:func:`kanonym.verify.local.uncovered`): a numeric range must hold the number, any
+    other label must be the value or an ancestor of it in the column's hierarchy.
+
+    Raises:
+        VerificationError: naming the column, the label and the value.
+
+    Example:
+        >>> plan = TupleRecoding(("age",), ("age",), pl.DataFrame(), pl.DataFrame(),
+        ...                      frozenset({"age"}), (), 0)
+        >>> verify_covering("t", [[("30-39", "41")]], plan, Expected({}, 2, 0, 0, ()))
+        Traceback (most recent call last):
+        ...
+        kanonym.errors.VerificationError: t: column 'age': the released label '30-39' does \
+not cover the input value '41'
+    """
+    for name, found in zip(plan.names, pairs, strict=True):
+        hierarchy = expected.hierarchies.get(name)
+        wrong = uncovered(found, numeric=name in plan.numeric, hierarchy=hierarchy)
+        if wrong:
+            label, value = wrong[0]
+            raise VerificationError(
+                f"{source}: column '{name}': the released label {label!r} does not cover the "
+                f"input value {value!r}"
+            )
 
 
 def sensitive_columns(models: Sequence[ModelDeclaration]) -> list[str]:

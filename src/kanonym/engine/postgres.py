@@ -41,7 +41,13 @@ import numpy as np
 import polars as pl
 
 from kanonym.encode import EncodedTable, Grouped, encode_grouped
-from kanonym.engine.base import Expected, Generalization, verify_counted_models
+from kanonym.engine.base import (
+    Expected,
+    Generalization,
+    TupleRecoding,
+    verify_counted_models,
+    verify_covering,
+)
 from kanonym.errors import DestinationExistsError, InputError, VerificationError
 from kanonym.hierarchy import Hierarchy
 
@@ -53,6 +59,9 @@ SCHEMES = ("postgresql://", "postgres://")
 # Our own query parameters; every other one (sslmode, ...) goes to the server.
 _OWN = ("table", "query")
 _RELEASE = "kanonym_release"
+# A local recoding's release keeps each quasi-identifier's input value beside its label
+# for the re-check (never fetched nor published).
+_RAW = "_kanonym_raw_{}"
 
 
 def is_postgres_url(data: object) -> bool:
@@ -431,17 +440,7 @@ class PostgresEngine:
                 f"{self.source}: the release lacks {missing} input rows; the search suppressed "
                 f"{expected.suppressed_rows} (limit {expected.max_suppressed_rows})"
             )
-        qis = sql.SQL(", ").join(sql.Identifier(n) for n in names)
-        small = self._execute(
-            sql.SQL(
-                "SELECT count(*) FROM (SELECT 1 FROM {} GROUP BY {} HAVING count(*) < %s) c"
-            ).format(release, qis),
-            [expected.k],
-        ).fetchone()[0]
-        if names and int(small) > 0:
-            raise VerificationError(
-                f"{self.source}: {small} released classes have fewer than k={expected.k} rows"
-            )
+        self._verify_k(released, names, expected.k)
         self._verify_rows(released, plan, expected)
         verify_counted_models(self, released, names, expected)
 
@@ -504,12 +503,220 @@ class PostgresEngine:
                 f"{dict(zip(names, plan.levels, strict=True))}"
             )
 
+    def recode(self, plan: TupleRecoding) -> PostgresRelease:
+        """Build a local recoding's release as a temporary table in the server (not yet
+        verified): the plan's tuples and pieces copied in, one ``CREATE TEMP TABLE ... AS
+        SELECT`` joining them (the missing value equal to itself), the rows of split units
+        ranked with ``row_number()`` in the plan's order, shuffled by a seeded hash."""
+        sql = _sql()
+        self._execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(_RELEASE)))
+        tuples = sql.Identifier("kanonym_tuples")
+        pieces = sql.Identifier("kanonym_pieces")
+        labels = [TupleRecoding.label(j) for j in range(len(plan.names))]
+        self._temporary(
+            tuples,
+            sql.SQL(", ").join(
+                [
+                    *(
+                        sql.SQL("{} text").format(sql.Identifier(TupleRecoding.key(i)))
+                        for i in range(len(plan.keys))
+                    ),
+                    sql.SQL("{} bigint, {} boolean").format(
+                        sql.Identifier(TupleRecoding.UNIT), sql.Identifier(TupleRecoding.SPLIT)
+                    ),
+                    *(sql.SQL("{} text").format(sql.Identifier(label)) for label in labels),
+                ]
+            ),
+        )
+        self._copy_in(tuples, plan.tuples)
+        # Values are never '' (the input reads it as missing): coalesce makes the missing
+        # value equal to itself in a join PostgreSQL can hash.
+        on = sql.SQL(" AND ").join(
+            sql.SQL("coalesce(s.{}, '') = coalesce(t.{}, '')").format(
+                sql.Identifier(key), sql.Identifier(TupleRecoding.key(i))
+            )
+            for i, key in enumerate(plan.keys)
+        )
+        order = [c for c in self._columns if c not in plan.drop]
+        raws = [_RAW.format(j) for j in range(len(plan.names))]
+        position = {name: j for j, name in enumerate(plan.names)}
+
+        def output(rows: str, labelled: str) -> Composed:
+            """The released columns (labels from ``labelled``) and the input values."""
+            items: list[Composable] = [
+                sql.SQL("{}.{} AS {}").format(
+                    sql.Identifier(labelled if c in position else rows),
+                    sql.Identifier(labels[position[c]] if c in position else c),
+                    sql.Identifier(c),
+                )
+                for c in order
+            ]
+            items.extend(
+                sql.SQL("{}.{} AS {}").format(
+                    sql.Identifier(rows), sql.Identifier(n), sql.Identifier(r)
+                )
+                for n, r in zip(plan.names, raws, strict=True)
+            )
+            joined: Composed = sql.SQL(", ").join(items)
+            return joined
+
+        branches = [
+            sql.SQL("SELECT {} FROM {} JOIN {} t ON {} WHERE NOT t.{}").format(
+                output("s", "t"),
+                self._relation("s"),
+                tuples,
+                on,
+                sql.Identifier(TupleRecoding.SPLIT),
+            )
+        ]
+        if plan.pieces.height:
+            self._temporary(
+                pieces,
+                sql.SQL(", ").join(
+                    [
+                        sql.SQL("{} bigint, {} bigint, {} bigint").format(
+                            sql.Identifier(TupleRecoding.UNIT),
+                            sql.Identifier(TupleRecoding.FIRST),
+                            sql.Identifier(TupleRecoding.LAST),
+                        ),
+                        *(sql.SQL("{} text").format(sql.Identifier(label)) for label in labels),
+                    ]
+                ),
+            )
+            self._copy_in(pieces, plan.pieces)
+            # The rows of a split unit, ranked by the released columns as bytes, missing first.
+            ranking = sql.SQL(", ").join(
+                sql.SQL('s.{} COLLATE "C" NULLS FIRST').format(sql.Identifier(c))
+                for c in plan.ranked(self._columns)
+            )
+            unit, rank = sql.Identifier(TupleRecoding.UNIT), sql.Identifier("_kanonym_rank")
+            ranked = sql.SQL(
+                "SELECT s.*, t.{} AS {}, row_number() OVER (PARTITION BY t.{} ORDER BY {}) AS {} "
+                "FROM {} JOIN {} t ON {} WHERE t.{}"
+            ).format(
+                unit,
+                unit,
+                unit,
+                ranking,
+                rank,
+                self._relation("s"),
+                tuples,
+                on,
+                sql.Identifier(TupleRecoding.SPLIT),
+            )
+            branches.append(
+                sql.SQL(
+                    "SELECT {} FROM ({}) r JOIN {} p ON p.{} = r.{} AND r.{} BETWEEN p.{} AND p.{}"
+                ).format(
+                    output("r", "p"),
+                    ranked,
+                    pieces,
+                    unit,
+                    unit,
+                    rank,
+                    sql.Identifier(TupleRecoding.FIRST),
+                    sql.Identifier(TupleRecoding.LAST),
+                )
+            )
+        query = sql.SQL(
+            "CREATE TEMP TABLE {} AS SELECT * FROM ({}) u ORDER BY hashtextextended(u::text, {})"
+        ).format(
+            sql.Identifier(_RELEASE),
+            sql.SQL(" UNION ALL ").join(branches),
+            sql.Literal(plan.seed),
+        )
+        built = self._execute(query)
+        return PostgresRelease(self, _RELEASE, tuple(order), rows=max(built.rowcount, 0))
+
+    def verify_recoding(
+        self, released: PostgresRelease, plan: TupleRecoding, expected: Expected
+    ) -> None:
+        """Re-check a local recoding's release in SQL, sharing nothing with the plan's
+        tuples: as many rows as the input; with each quasi-identifier's input value in
+        place of its label, the release is the input (``EXCEPT ALL`` is empty); every
+        distinct (label, input value) pair covers (:func:`~kanonym.engine.base.verify_covering`,
+        one ``GROUP BY GROUPING SETS``); no class below k; the models on sensitive values.
+
+        Raises:
+            VerificationError: naming the first failure.
+        """
+        sql = _sql()
+        release = sql.Identifier(released.table)
+        count = int(self._execute(sql.SQL("SELECT count(*) FROM {}").format(release)).fetchone()[0])
+        if count != self.rows:
+            raise VerificationError(
+                f"{self.source}: the release holds {count} rows, the input {self.rows}; a local "
+                "recoding releases every row"
+            )
+        raws = {name: _RAW.format(j) for j, name in enumerate(plan.names)}
+        as_input = sql.SQL(", ").join(sql.Identifier(raws.get(c, c)) for c in released.columns)
+        stray = self._execute(
+            sql.SQL(
+                "SELECT count(*) FROM (SELECT {} FROM {} EXCEPT ALL SELECT {} FROM {}) d"
+            ).format(
+                as_input,
+                release,
+                sql.SQL(", ").join(sql.Identifier(c) for c in released.columns),
+                self._relation("s"),
+            )
+        ).fetchone()[0]
+        if int(stray):
+            raise VerificationError(
+                f"{self.source}: {stray} released rows are no input row with its "
+                "quasi-identifiers recoded"
+            )
+        verify_covering(self.source, self._label_pairs(released, plan.names, raws), plan, expected)
+        self._verify_k(released, plan.names, expected.k)
+        verify_counted_models(self, released, plan.names, expected)
+
+    def _label_pairs(
+        self, released: PostgresRelease, names: Sequence[str], raws: Mapping[str, str]
+    ) -> list[list[tuple[str | None, str | None]]]:
+        """Per quasi-identifier, the distinct (label, input value) pairs of the release: one
+        scan (``GROUPING SETS``)."""
+        sql = _sql()
+        if not names:
+            return []
+        columns = [c for name in names for c in (name, raws[name])]
+        sets = sql.SQL(", ").join(
+            sql.SQL("({}, {})").format(sql.Identifier(n), sql.Identifier(raws[n])) for n in names
+        )
+        flags = [f"_kanonym_set_{j}" for j in range(len(names))]
+        query = sql.SQL("SELECT {}, {} FROM {} GROUP BY GROUPING SETS ({})").format(
+            sql.SQL(", ").join(sql.Identifier(c) for c in columns),
+            sql.SQL(", ").join(
+                sql.SQL("GROUPING({}) AS {}").format(sql.Identifier(n), sql.Identifier(f))
+                for n, f in zip(names, flags, strict=True)
+            ),
+            sql.Identifier(released.table),
+            sets,
+        )
+        frame = self._copy_out(query, [*columns, *flags])
+        pairs = []
+        for j, name in enumerate(names):
+            # The rows of set j: the one whose flag is 0 (its label is grouped).
+            mine = frame.filter(pl.col(flags[j]) == "0")
+            pairs.append(list(zip(mine.get_column(name), mine.get_column(raws[name]), strict=True)))
+        return pairs
+
+    def _verify_k(self, released: PostgresRelease, names: Sequence[str], k: int) -> None:
+        """No class of the release (its rows grouped on ``names``) below k."""
+        sql = _sql()
+        qis = sql.SQL(", ").join(sql.Identifier(n) for n in names)
+        small = self._execute(
+            sql.SQL(
+                "SELECT count(*) FROM (SELECT 1 FROM {} GROUP BY {} HAVING count(*) < %s) c"
+            ).format(sql.Identifier(released.table), qis),
+            [k],
+        ).fetchone()[0]
+        if names and int(small) > 0:
+            raise VerificationError(
+                f"{self.source}: {small} released classes have fewer than k={k} rows"
+            )
+
     def fetch(self, released: PostgresRelease) -> pl.DataFrame:
         """The release's rows, copied out in bulk (text columns), in their shuffled order."""
-        sql = _sql()
-        return self._copy_out(
-            sql.SQL("TABLE {}").format(sql.Identifier(released.table)), released.columns
-        )
+        return self._copy_out(released.select(), released.columns)
 
     def counts(self, released: PostgresRelease, columns: Sequence[str]) -> Grouped:
         """The distinct tuples of ``columns`` in the release with their counts (one
@@ -552,8 +759,8 @@ class PostgresEngine:
                         sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(*target))
                     )
                 self.connection.execute(
-                    sql.SQL("CREATE TABLE {} AS TABLE {}").format(
-                        sql.Identifier(*target), sql.Identifier(released.table)
+                    sql.SQL("CREATE TABLE {} AS {}").format(
+                        sql.Identifier(*target), released.select()
                     )
                 )
         except psycopg.Error as error:
@@ -618,3 +825,12 @@ class PostgresRelease:
     table: str
     columns: tuple[str, ...]
     rows: int = 0
+
+    def select(self) -> Composed:
+        """``SELECT`` of the released columns, in the release's order (a local recoding's
+        table also holds the input values the re-check compares its labels with)."""
+        sql = _sql()
+        query: Composed = sql.SQL("SELECT {} FROM {}").format(
+            sql.SQL(", ").join(sql.Identifier(c) for c in self.columns), sql.Identifier(self.table)
+        )
+        return query

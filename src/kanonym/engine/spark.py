@@ -56,7 +56,13 @@ import numpy as np
 import polars as pl
 
 from kanonym.encode import EncodedTable, Grouped, encode_grouped
-from kanonym.engine.base import Expected, Generalization, verify_counted_models
+from kanonym.engine.base import (
+    Expected,
+    Generalization,
+    TupleRecoding,
+    verify_counted_models,
+    verify_covering,
+)
 from kanonym.engine.postgres import is_postgres_url
 from kanonym.errors import ColumnNotFoundError, InputError, VerificationError, clip
 from kanonym.hierarchy import Hierarchy
@@ -86,6 +92,9 @@ _MESSAGE_LIMIT = 300
 _QUOTED_RECORD = re.compile(r"(?i)(malformed[^:]*record[^:]*):.*$")
 # The column that orders the release (a seeded hash of the input row).
 _ORDER = "_kanonym_order"
+# A local recoding's release keeps each quasi-identifier's input value beside its label
+# for the re-check (never fetched nor written).
+_RAW = "_kanonym_raw_{}"
 
 
 def is_spark_dataframe(data: object) -> TypeIs[DataFrame]:
@@ -427,7 +436,7 @@ class SparkEngine:
         joined by broadcast."""
         import pyarrow as pa
 
-        arrow = {"string": pa.string(), "long": pa.int64()}
+        arrow = {"string": pa.string(), "long": pa.int64(), "boolean": pa.bool_()}
         table = pa.table(
             {name: pa.array(values, arrow[types[name]]) for name, values in columns.items()}
         )
@@ -561,6 +570,161 @@ class SparkEngine:
                 f"{self.source}: {stray} released rows are no input row generalized at levels "
                 f"{dict(zip(names, plan.levels, strict=True))}"
             )
+
+    def recode(self, plan: TupleRecoding) -> SparkRelease:
+        """Build a local recoding's release as a lazy, persisted DataFrame (not yet verified,
+        not written): the plan's tuples joined by broadcast on the raw key values
+        (null-safe), the rows of split units ranked with ``row_number()`` over a window in
+        the plan's order and joined with their pieces, shuffled as :meth:`generalize`
+        shuffles."""
+        from pyspark.sql import Window
+
+        sf = _functions()
+        names = plan.names
+        labels = [TupleRecoding.label(j) for j in range(len(names))]
+        types = {TupleRecoding.key(i): "string" for i in range(len(plan.keys))}
+        types |= {TupleRecoding.UNIT: "long", TupleRecoding.SPLIT: "boolean"}
+        types |= dict.fromkeys(labels, "string")
+        tuples = self._small({c: plan.tuples.get_column(c).to_list() for c in types}, types)
+        on = [
+            sf.col(self._internal[key]).eqNullSafe(sf.col(TupleRecoding.key(i)))
+            for i, key in enumerate(plan.keys)
+        ]
+        condition = on[0]
+        for key in on[1:]:
+            condition = condition & key
+        # The shuffle's hash, of the seed and the whole input row (as generalize's).
+        row_hash = sf.xxhash64(sf.lit(plan.seed), *(sf.col(c) for c in self._internal.values()))
+        joined = self.input.withColumn(_ORDER, row_hash).join(tuples, condition, "inner")
+        order = [c for c in self._columns if c not in plan.drop]
+        internal = [self._internal[c] for c in order]
+        position = {name: j for j, name in enumerate(names)}
+        raws = [_RAW.format(j) for j in range(len(names))]
+
+        def output(label: Sequence[str]) -> list[Column]:
+            """The shuffle's hash, the released columns (labels from ``label``) and the
+            input values of the quasi-identifiers."""
+            return [
+                sf.col(_ORDER),
+                *(
+                    sf.col(label[position[c]]).alias(self._internal[c])
+                    if c in position
+                    else sf.col(self._internal[c])
+                    for c in order
+                ),
+                *(sf.col(self._internal[n]).alias(r) for n, r in zip(names, raws, strict=True)),
+            ]
+
+        released = joined.filter(~sf.col(TupleRecoding.SPLIT)).select(*output(labels))
+        if plan.pieces.height:
+            piece = {
+                TupleRecoding.UNIT: "_kanonym_piece",
+                **{lab: f"_kanonym_piece_{lab}" for lab in labels},
+            }
+            piece_types = {
+                piece[TupleRecoding.UNIT]: "long",
+                TupleRecoding.FIRST: "long",
+                TupleRecoding.LAST: "long",
+                **{piece[lab]: "string" for lab in labels},
+            }
+            renamed = plan.pieces.rename(piece)
+            pieces = self._small(
+                {c: renamed.get_column(c).to_list() for c in piece_types}, piece_types
+            )
+            # The rows of a split unit, ranked by the released columns as bytes, missing first.
+            window = Window.partitionBy(TupleRecoding.UNIT).orderBy(
+                *(sf.col(self._internal[c]).asc_nulls_first() for c in plan.ranked(self._columns))
+            )
+            rank = sf.col("_kanonym_rank")
+            ranked = (
+                joined.filter(sf.col(TupleRecoding.SPLIT))
+                .withColumn("_kanonym_rank", sf.row_number().over(window))
+                .join(
+                    pieces,
+                    (sf.col(TupleRecoding.UNIT) == sf.col(piece[TupleRecoding.UNIT]))
+                    & rank.between(sf.col(TupleRecoding.FIRST), sf.col(TupleRecoding.LAST)),
+                    "inner",
+                )
+            )
+            released = released.unionByName(ranked.select(*output([piece[lab] for lab in labels])))
+        built = released.persist()
+        self._persisted.append(built)
+        shuffled = built.orderBy(_ORDER, *internal).select(
+            *(sf.col(c).alias(name) for c, name in zip(internal, order, strict=True))
+        )
+        return SparkRelease(
+            shuffled, built.select(*internal, *raws), tuple(order), tuple(internal), rows=self.rows
+        )
+
+    def verify_recoding(
+        self, released: SparkRelease, plan: TupleRecoding, expected: Expected
+    ) -> None:
+        """Re-check a local recoding's release in Spark, sharing nothing with the plan's
+        tuples: as many rows as the input and no class below k (one ``groupBy``); with each
+        quasi-identifier's input value in place of its label, the release is the input
+        (``exceptAll`` is empty); every distinct (label, input value) pair covers
+        (:func:`~kanonym.engine.base.verify_covering`); the models on sensitive values.
+
+        Raises:
+            VerificationError: naming the first failure.
+        """
+        sf = _functions()
+        names = plan.names
+        frame = released.unordered
+        qis = [self._internal[n] for n in names]
+        with self._refusing():
+            summary = (
+                frame.groupBy(*qis)
+                .count()
+                .agg(
+                    sf.sum("count").alias("rows"),
+                    sf.count(sf.when(sf.col("count") < expected.k, 1)).alias("small"),
+                )
+                .first()
+            )
+        assert summary is not None
+        count, small = int(summary["rows"] or 0), int(summary["small"])
+        if count != self.rows:
+            raise VerificationError(
+                f"{self.source}: the release holds {count} rows, the input {self.rows}; a local "
+                "recoding releases every row"
+            )
+        raws = {self._internal[n]: _RAW.format(j) for j, n in enumerate(names)}
+        as_input = frame.select(*(sf.col(raws.get(c, c)).alias(c) for c in released.internal))
+        with self._refusing():
+            stray = as_input.exceptAll(self.input.select(*released.internal)).count()
+        if stray:
+            raise VerificationError(
+                f"{self.source}: {stray} released rows are no input row with its "
+                "quasi-identifiers recoded"
+            )
+        pairs = sf.array(
+            *(
+                sf.struct(
+                    sf.lit(j).alias("column"),
+                    sf.col(q).alias("label"),
+                    sf.col(raws[q]).alias("value"),
+                )
+                for j, q in enumerate(qis)
+            )
+        )
+        found = self._fetch_arrow(
+            frame.select(sf.inline(pairs)).distinct(), ["column", "label", "value"]
+        ).cast({"label": pl.String, "value": pl.String})
+        verify_covering(
+            self.source,
+            [
+                found.filter(pl.col("column") == j).select("label", "value").rows()
+                for j in range(len(names))
+            ],
+            plan,
+            expected,
+        )
+        if names and small > 0:
+            raise VerificationError(
+                f"{self.source}: {small} released classes have fewer than k={expected.k} rows"
+            )
+        verify_counted_models(self, released, names, expected)
 
     def counts(self, released: SparkRelease, columns: Sequence[str]) -> Grouped:
         """The distinct tuples of ``columns`` in the release with their counts (one

@@ -77,7 +77,13 @@ import numpy as np
 import polars as pl
 
 from kanonym.encode import EncodedTable, Grouped, encode_grouped
-from kanonym.engine.base import Expected, Generalization, verify_counted_models
+from kanonym.engine.base import (
+    Expected,
+    Generalization,
+    TupleRecoding,
+    verify_counted_models,
+    verify_covering,
+)
 from kanonym.errors import InputError, NestedColumnError, VerificationError, clip
 from kanonym.hierarchy import Hierarchy
 from kanonym.io import CsvDialect, Table, format_for
@@ -110,6 +116,9 @@ _COUNT = "_kanonym_count"
 _FIRST = "_kanonym_first"
 _HASH = "_kanonym_hash"
 _CODE = "_kanonym_code_{}"
+# A local recoding's release keeps each quasi-identifier's input value (as a string) beside
+# its label, for the re-check (never fetched nor published).
+_RAW = "_kanonym_raw_{}"
 # The seed of the re-check's row hash (any fixed value: both sides use it).
 _CHECK_SEED = 0x6B616E6F
 
@@ -124,6 +133,8 @@ class StreamingRelease:
         schema: their types.
         seed: the seed of the shuffle.
         rows: the number of released rows.
+        inputs: beside the released columns in the files, a local recoding's
+            quasi-identifiers' input values (strings, for the re-check only).
     """
 
     buckets: tuple[tuple[int, tuple[Path, ...]], ...]
@@ -131,13 +142,17 @@ class StreamingRelease:
     schema: pl.Schema
     seed: int
     rows: int
+    inputs: tuple[str, ...] = ()
 
-    def scan(self) -> pl.LazyFrame:
-        """Every released row, in no particular order (for the checks and counts)."""
+    def scan(self, *, inputs: bool = False) -> pl.LazyFrame:
+        """Every released row, in no particular order (for the checks and counts), with the
+        input values of a local recoding's quasi-identifiers if ``inputs``."""
         files = [f for _, paths in self.buckets for f in paths]
+        columns = [*self.columns, *self.inputs] if inputs else list(self.columns)
         if not files:
-            return pl.LazyFrame(schema=self.schema)
-        return pl.scan_parquet(files).select(self.columns)
+            schema = self.schema | dict.fromkeys(self.inputs, pl.String)
+            return pl.LazyFrame(schema={c: schema[c] for c in columns})
+        return pl.scan_parquet(files).select(columns)
 
     def shuffled(self) -> Iterator[pl.DataFrame]:
         """The released rows in their release order, one bucket at a time."""
@@ -523,16 +538,28 @@ class StreamingEngine:
                 .alias(_CODE.format(j))
             )
         kept = int(plan.encoded.frequency_set.counts[plan.released].sum())
-        buckets = max(1, math.ceil(kept * self._row_bytes() / BUCKET_BYTES))
         frame = self._input.with_row_index(_ROW)
         suppressed = self._suppressed_classes(plan)
         if suppressed.height:
             frame = frame.with_columns(coded).join(
                 suppressed.lazy(), on=list(suppressed.columns), how="anti"
             )
+        return self._sink(frame.with_columns(*labelled), order, (), plan.seed, kept)
+
+    def _sink(
+        self,
+        frame: pl.LazyFrame,
+        order: Sequence[str],
+        inputs: Sequence[str],
+        seed: int,
+        kept: int,
+    ) -> StreamingRelease:
+        """Write the released rows of ``frame`` (its columns ``order`` and ``inputs``, with the
+        input's row index) to temporary Parquet files, one per bucket ``hash(seed, row)``."""
+        buckets = max(1, math.ceil(kept * self._row_bytes() / BUCKET_BYTES))
         frame = frame.with_columns(
-            *labelled, (pl.col(_ROW).hash(plan.seed) % buckets).cast(pl.UInt32).alias(_BUCKET)
-        ).select(*order, _BUCKET)
+            (pl.col(_ROW).hash(seed) % buckets).cast(pl.UInt32).alias(_BUCKET)
+        ).select(*order, *inputs, _BUCKET)
         self._releases += 1
         folder = self._work / f"release-{self._releases}"
         frame.sink_parquet(
@@ -550,7 +577,131 @@ class StreamingEngine:
         parts.sort()
         schema = frame.collect_schema()
         schema = pl.Schema({c: schema[c] for c in order})
-        return StreamingRelease(tuple(parts), tuple(order), schema, plan.seed, kept)
+        return StreamingRelease(tuple(parts), tuple(order), schema, seed, kept, tuple(inputs))
+
+    def recode(self, plan: TupleRecoding) -> StreamingRelease:
+        """Write a local recoding's release to temporary Parquet files, one per bucket of
+        the shuffle (not yet verified): each row's labels by a join with the plan's tuples
+        on the raw key values (missing equal to missing), streamed. The rows of units a
+        relaxed cut split are read once more and ranked in memory (only those rows, only
+        the released columns) to take their pieces in the plan's order."""
+        names = plan.names
+        order = [c for c in self.columns if c not in plan.drop]
+        nested = nested_columns({c: self._schema[c] for c in order})
+        if nested:
+            column, kind = next(iter(nested.items()))
+            raise NestedColumnError(self._source, column, kind)
+        keys = [TupleRecoding.key(i) for i in range(len(plan.keys))]
+        labels = [TupleRecoding.label(j) for j in range(len(names))]
+        raws = [_RAW.format(j) for j in range(len(names))]
+        frame = (
+            self._input.with_row_index(_ROW)
+            .with_columns(
+                pl.col(c).cast(pl.String).alias(key) for c, key in zip(plan.keys, keys, strict=True)
+            )
+            .join(plan.tuples.lazy(), on=keys, how="inner", nulls_equal=True)
+        )
+        chosen = [pl.col(label) for label in labels]
+        if plan.pieces.height:
+            split = self._split_labels(frame, plan)
+            frame = frame.join(split.lazy(), on=_ROW, how="left", suffix="_piece")
+            chosen = [
+                pl.when(pl.col(TupleRecoding.SPLIT))
+                .then(pl.col(f"{label}_piece"))
+                .otherwise(pl.col(label))
+                for label in labels
+            ]
+        frame = frame.with_columns(
+            *(pl.col(n).cast(pl.String).alias(r) for n, r in zip(names, raws, strict=True)),
+            *(label.alias(n) for label, n in zip(chosen, names, strict=True)),
+        )
+        return self._sink(frame, order, raws, plan.seed, self._rows)
+
+    def _split_labels(self, frame: pl.LazyFrame, plan: TupleRecoding) -> pl.DataFrame:
+        """The labels of every row of a split unit (by row index): the unit's rows ranked by
+        the released columns (as strings, byte order, missing first), the ranks' pieces."""
+        ranked_by = plan.ranked(self.columns)
+        rows = (
+            frame.filter(pl.col(TupleRecoding.SPLIT))
+            .select(
+                _ROW,
+                TupleRecoding.UNIT,
+                *(
+                    pl.col(c).cast(pl.String).alias(f"_kanonym_rank_{i}")
+                    for i, c in enumerate(ranked_by)
+                ),
+            )
+            .collect(engine="streaming")
+            .sort(
+                [TupleRecoding.UNIT, *(f"_kanonym_rank_{i}" for i in range(len(ranked_by)))],
+                nulls_last=False,
+            )
+        )
+        pieces = plan.pieces.sort(TupleRecoding.UNIT, TupleRecoding.FIRST)
+        # Split units in increasing order, each unit's rows in rank order: the n-th row of
+        # them all falls in the piece whose cumulative count first exceeds n.
+        sizes = (
+            pieces.get_column(TupleRecoding.LAST) - pieces.get_column(TupleRecoding.FIRST) + 1
+        ).to_numpy()
+        piece = np.searchsorted(np.cumsum(sizes), np.arange(rows.height), side="right")
+        labels = [TupleRecoding.label(j) for j in range(len(plan.names))]
+        return pieces.select(labels)[piece].with_columns(rows.get_column(_ROW))
+
+    def verify_recoding(
+        self, released: StreamingRelease, plan: TupleRecoding, expected: Expected
+    ) -> None:
+        """Re-check a local recoding's release with code that shares nothing with the plan's
+        tuples: as many rows as the input and no class below k; with each
+        quasi-identifier's input value in place of its label, the release is the input
+        (per input tuple, its row count and the sum of a 64-bit hash of its rows, as
+        :meth:`verify` compares classes); every distinct (label, input value) pair covers
+        (:func:`~kanonym.engine.base.verify_covering`); the models on sensitive values.
+
+        Raises:
+            VerificationError: naming the first failure.
+        """
+        names = list(plan.names)
+        order = list(released.columns)
+        raws = dict(zip(names, released.inputs, strict=True))
+        release = released.scan(inputs=True)
+        as_input = release.select(
+            pl.col(raws[c]).alias(c) if c in raws else pl.col(c) for c in order
+        )
+        source = self._input.select(order).with_columns(pl.col(n).cast(pl.String) for n in names)
+        queries = [
+            release.group_by(names).agg(pl.len().alias(_COUNT)),
+            _classes(as_input, names, order),
+            _classes(source, names, order),
+            *(release.group_by(n, raws[n]).agg() for n in names),
+        ]
+        classes, found_out, found_in, *pairs = pl.collect_all(queries, engine="streaming")
+        count = int(classes.get_column(_COUNT).sum())
+        if count != self._rows:
+            raise VerificationError(
+                f"{self._source}: the release holds {count} rows, the input {self._rows}; a local "
+                "recoding releases every row"
+            )
+        matched = found_out.join(
+            found_in, on=names, how="left", nulls_equal=True, suffix="_in"
+        ).filter(
+            pl.col(f"{_COUNT}_in").is_null()
+            | (pl.col(_COUNT) != pl.col(f"{_COUNT}_in"))
+            | (pl.col(f"{_HASH}_lo") != pl.col(f"{_HASH}_lo_in"))
+            | (pl.col(f"{_HASH}_hi") != pl.col(f"{_HASH}_hi_in"))
+        )
+        if matched.height:
+            stray = int(matched.get_column(_COUNT).sum())
+            raise VerificationError(
+                f"{self._source}: {stray} released rows are no input row with its "
+                "quasi-identifiers recoded"
+            )
+        verify_covering(self._source, [p.rows() for p in pairs], plan, expected)
+        small = int((classes.get_column(_COUNT) < expected.k).sum())
+        if small:
+            raise VerificationError(
+                f"{self._source}: {small} released classes have fewer than k={expected.k} rows"
+            )
+        verify_counted_models(self, released, names, expected)
 
     def _row_bytes(self) -> float:
         """The estimated in-memory size of one input row (from its first rows)."""

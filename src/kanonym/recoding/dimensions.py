@@ -89,7 +89,8 @@ class NumericDimension:
 
     Attributes:
         name: the column.
-        row_codes: each row's rank (0 = the smallest number).
+        row_codes: each record's rank (0 = the smallest number); a record is
+            a row, or a grouped tuple (:func:`dimensions`).
         values: the number of each rank.
         texts: each rank's value as written (of two spellings of one
             number, ``5`` and ``5.0``, the first in text order).
@@ -176,7 +177,8 @@ class CategoricalDimension:
 
     Attributes:
         name: the column.
-        row_codes: each row's leaf code (as :mod:`kanonym.encode` numbers them).
+        row_codes: each record's leaf code (as :mod:`kanonym.encode` numbers
+            them); a record is a row, or a grouped tuple (:func:`dimensions`).
         maps: ``maps[level, leaf]`` is the leaf's node (dense code) at ``level``.
         level_labels: ``level_labels[level][node]`` is the node's label.
         leaves_under: ``leaves_under[level, node]``: leaves present in the
@@ -378,12 +380,19 @@ def numeric_flags(
 
 
 def dimensions(
-    encoded: EncodedTable, numeric: Sequence[bool], *, source: str = "<DataFrame>"
+    encoded: EncodedTable,
+    numeric: Sequence[bool],
+    *,
+    source: str = "<DataFrame>",
+    tuples: npt.NDArray[np.int64] | None = None,
 ) -> tuple[Dimension, ...]:
-    """The axes of ``encoded``, numeric where ``numeric`` says so."""
+    """The axes of ``encoded``, numeric where ``numeric`` says so, over records whose
+    frequency-set tuples are ``tuples`` (by default the rows: each row's tuple)."""
     axes: list[Dimension] = []
+    if tuples is None:
+        tuples = encoded.frequency_set.rows()
     for j, (attribute, is_numeric) in enumerate(zip(encoded.attributes, numeric, strict=True)):
-        rows = encoded.row_codes(j)
+        rows = np.ascontiguousarray(encoded.frequency_set.codes[:, j][tuples])
         axis = (
             numeric_dimension(attribute, source=source, required=True, rows=rows)
             if is_numeric

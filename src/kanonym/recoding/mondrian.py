@@ -148,7 +148,13 @@ _CELLS_PER_CHUNK = 1 << 24
 class _Judge:
     """Every model applied to candidate parts, from their sizes and value counts."""
 
-    def __init__(self, models: Sequence[PrivacyModel], sensitive: Sequence[SensitiveAttribute]):
+    def __init__(
+        self,
+        models: Sequence[PrivacyModel],
+        sensitive: Sequence[SensitiveAttribute],
+        weights: IntArray,
+    ):
+        """``sensitive[a].row_codes`` holds each record's code, ``weights`` its rows."""
         self.models = tuple(models)
         needed = {name for model in self.models for name in model.sensitive_attributes}
         available = {a.name for a in sensitive}
@@ -159,7 +165,12 @@ class _Judge:
             )
         self.attributes = tuple(a for a in sensitive if a.name in needed)
         self.value_counts = tuple(len(a.labels) for a in self.attributes)
-        self._overall = {a.name: a.overall() for a in self.attributes}
+        self._overall = {
+            a.name: np.bincount(a.row_codes, weights=weights, minlength=len(a.labels)).astype(
+                np.int64
+            )
+            for a in self.attributes
+        }
         self._values = {a.name: a.labels for a in self.attributes}
         # Parts below the largest k fail anyway: they are not shown to the models.
         self.floor = required_k(self.models)
@@ -601,19 +612,25 @@ def _chunks(starts: IntArray, cells_per_unit: int) -> list[tuple[int, int]]:
     return list(pairwise(bounds))
 
 
-def _partition(axes: tuple[Dimension, ...], judge: _Judge, relaxed: bool) -> Partitioning:
-    """Run the greedy partitioning to the end (see the module docstring)."""
-    n_rows = len(axes[0].row_codes)
+def _partition(
+    axes: tuple[Dimension, ...], judge: _Judge, relaxed: bool, weights: IntArray
+) -> Partitioning:
+    """Run the greedy partitioning to the end (see the module docstring) on records
+    (``axes[j].row_codes``, ``judge.attributes[a].row_codes``) of ``weights`` rows each."""
+    n_rows = int(weights.sum())
     # Sensitive codes first: units are numbered in the order of their sensitive
     # values, and every partition keeps its units in that order (relaxed cuts
     # send the lowest values among the rows equal to the median left). The
-    # frequency set lists tuples as they first appear, so they are sorted here.
-    units = FrequencySet.from_codes(
-        np.column_stack([a.row_codes for a in judge.attributes] + [axis.row_codes for axis in axes])
+    # frequency set lists tuples as they first appear, so they are sorted here:
+    # units and everything after depend on the records' multiset, not their order.
+    matrix = np.column_stack(
+        [a.row_codes for a in judge.attributes] + [axis.row_codes for axis in axes]
     )
+    radices = tuple(int(matrix[:, j].max(initial=-1)) + 1 for j in range(matrix.shape[1]))
+    units, record_tuple = FrequencySet.from_groups(matrix, weights, radices)
     rank = np.lexsort(units.codes.T[::-1])
     unit_codes = units.codes[rank]
-    row_unit = np.argsort(rank)[units.row_tuple]
+    record_unit = np.argsort(rank)[record_tuple]
     s = len(judge.attributes)
     codes = np.ascontiguousarray(unit_codes[:, s:].T)
     sensitive = np.ascontiguousarray(unit_codes[:, :s].T)
@@ -698,23 +715,20 @@ def _partition(axes: tuple[Dimension, ...], judge: _Judge, relaxed: bool) -> Par
     piece_origin, piece_count, piece_id = (
         np.concatenate(column) for column in zip(*pieces, strict=True)
     )
-    # Rows of a unit take its pieces in order; rows sorted by unit line up with them.
+    # A unit's pieces in the order they were made (by round, then by partition).
     by_origin = np.argsort(piece_origin, kind="stable")
-    piece_end = np.cumsum(piece_count[by_origin])
-    rows_by_unit = np.argsort(row_unit, kind="stable")
-    row_partition = np.empty(n_rows, dtype=np.int64)
-    row_partition[rows_by_unit] = piece_id[by_origin][
-        np.searchsorted(piece_end, np.arange(n_rows), side="right")
-    ]
     summary = np.concatenate(summaries)
     published = _publish(axes, summary, np.concatenate(boxes), np.concatenate(box_values), numeric)
     return Partitioning(
         method="mondrian",
         relaxed=relaxed,
         axes=published,
-        row_partition=row_partition,
         sizes=np.concatenate(final_sizes),
         summary=summary,
+        record_unit=record_unit,
+        piece_unit=piece_origin[by_origin],
+        piece_count=piece_count[by_origin],
+        piece_partition=piece_id[by_origin],
     )
 
 
@@ -817,7 +831,8 @@ class Mondrian:
         """Partition the rows of ``encoded`` so that every class satisfies ``models``.
 
         Args:
-            encoded: the quasi-identifiers, encoded against their hierarchies.
+            encoded: the quasi-identifiers, encoded against their hierarchies,
+                with each row's tuple (an engine holding the rows built it).
             models: every model to enforce (k-anonymity among them).
             sensitive: the encoded sensitive attributes the models read.
             numeric: per quasi-identifier, whether it is a numeric axis; None
@@ -833,6 +848,63 @@ class Mondrian:
                 whole table fails a model (nothing can satisfy it without
                 suppression).
         """
+        rows = encoded.frequency_set.rows()
+        return self._partition(
+            encoded, models, rows, np.ones(len(rows), dtype=np.int64), sensitive, numeric, source
+        )
+
+    def partition_grouped(
+        self,
+        encoded: EncodedTable,
+        models: Sequence[PrivacyModel],
+        *,
+        tuples: IntArray,
+        counts: IntArray,
+        sensitive: Sequence[SensitiveAttribute] = (),
+        numeric: Sequence[bool] | None = None,
+        source: str = "<DataFrame>",
+    ) -> Partitioning:
+        """Partition a table given as grouped tuples with counts, without its rows.
+
+        The records are the distinct tuples of an engine's grouping on the
+        quasi-identifiers and the sensitive columns the models read (one
+        ``GROUP BY`` where the rows live): ``tuples[i]`` is record i's tuple in
+        ``encoded``'s frequency set (:func:`kanonym.encode.encode_grouped`),
+        ``counts[i]`` its rows, and ``sensitive[a].row_codes[i]`` its value of
+        sensitive attribute a (:func:`kanonym.encode.encode_sensitive` on the
+        grouped values). The partitioner works on units, distinct codes with
+        their row counts (module docstring), so it gives the partitions,
+        summaries and pieces that :meth:`partition` gives on the rows: a
+        median of rows is a weighted median of tuples. Arguments and errors
+        as :meth:`partition`'s.
+
+        Example:
+            >>> import polars as pl
+            >>> from kanonym.encode import Grouped, encode_grouped
+            >>> from kanonym.hierarchy import Hierarchy
+            >>> from kanonym.models import KAnonymity
+            >>> grouped = Grouped(pl.DataFrame({"age": ["30", "35", "41"]}), np.array([1, 1, 2]))
+            >>> h = Hierarchy("age", (("30", "35", "41"), ("*",) * 3))
+            >>> encoded, tuples = encode_grouped(grouped, {"age": h})
+            >>> p = Mondrian().partition_grouped(encoded, [KAnonymity(k=2)], tuples=tuples,
+            ...                                  counts=grouped.counts)
+            >>> p.labels(0), p.sizes.tolist()
+            (['30-39', '41'], [2, 2])
+        """
+        return self._partition(encoded, models, tuples, counts, sensitive, numeric, source)
+
+    def _partition(
+        self,
+        encoded: EncodedTable,
+        models: Sequence[PrivacyModel],
+        tuples: IntArray,
+        weights: IntArray,
+        sensitive: Sequence[SensitiveAttribute],
+        numeric: Sequence[bool] | None,
+        source: str,
+    ) -> Partitioning:
+        """Partition records (``tuples[i]``: record i's frequency-set tuple) of ``weights``
+        rows each."""
         if self.relaxed:
             broken = [m.name for m in models if not isinstance(m, UNION_CLOSED)]
             if broken:
@@ -840,11 +912,12 @@ class Mondrian:
                     f"{', '.join(broken)} may fail on a union of classes that satisfy it, "
                     "and relaxed Mondrian's classes can be such unions; use `algorithm='mondrian'`"
                 )
-        judge = _Judge(models, sensitive)
+        weights = np.ascontiguousarray(weights, dtype=np.int64)
+        judge = _Judge(models, sensitive, weights)
         if numeric is None:
             numeric = tuple(
                 numeric_dimension(a, source=source, required=False) is not None
                 for a in encoded.attributes
             )
-        axes = build_dimensions(encoded, numeric, source=source)
-        return _partition(axes, judge, self.relaxed)
+        axes = build_dimensions(encoded, numeric, source=source, tuples=tuples)
+        return _partition(axes, judge, self.relaxed, weights)

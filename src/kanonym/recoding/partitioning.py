@@ -22,6 +22,8 @@ between 35 and 41 places its edge at 40, the roundest number of 37..40):
     >>> p = Mondrian().partition(encode(frame, {"age": h}), [KAnonymity(k=2)])
     >>> p.labels(0), p.penalties().round(3).tolist(), p.classes().tolist()
     (['30-39', '41'], [[0.833], [0.0]], [0, 1])
+    >>> p.row_partition().tolist(), p.piece_count.tolist()
+    ([0, 0, 1, 1], [1, 1, 2])
     >>> p.summary.tolist(), p.axes[0].edge_values.tolist()
     ([[[0, 1]], [[-3, -3]]], [30.0, 40.0])
 """
@@ -42,25 +44,39 @@ FloatArray = npt.NDArray[np.float64]
 
 @dataclass(frozen=True, eq=False, kw_only=True)
 class Partitioning:
-    """Rows grouped into partitions, each summarized per quasi-identifier.
+    """Records grouped into partitions, each summarized per quasi-identifier.
+
+    The partitioner reads *records*: the rows of a table, or the distinct
+    tuples of a grouping with their row counts (an engine's ``GROUP BY``,
+    :meth:`~kanonym.recoding.Mondrian.partition_grouped`). Records with equal
+    codes (quasi-identifiers and the sensitive values the models read) form
+    one *unit*; a unit's rows go to one partition, or, split by relaxed cuts,
+    to several: its *pieces*, each some of its rows in one partition.
 
     Attributes:
         method: the algorithm's family, ``"mondrian"``.
         relaxed: whether partitions may overlap (relaxed partitioning).
         axes: the quasi-identifiers, in input order.
-        row_partition: the partition of every input row.
         sizes: rows per partition.
         summary: ``(partitions, axes, 2)``: per partition and axis, its
             box's edges or its single value (numeric; module docstring) or
             the LCA's level and node (categorical).
+        record_unit: the unit of every record.
+        piece_unit: the unit of every piece, pieces sorted by unit; a unit's
+            pieces are in the order its rows take them.
+        piece_count: rows per piece.
+        piece_partition: the partition of every piece.
     """
 
     method: str
     relaxed: bool
     axes: tuple[Dimension, ...]
-    row_partition: IntArray
     sizes: IntArray
     summary: IntArray
+    record_unit: IntArray
+    piece_unit: IntArray
+    piece_count: IntArray
+    piece_partition: IntArray
 
     def __post_init__(self) -> None:
         partitions = len(self.sizes)
@@ -69,8 +85,37 @@ class Partitioning:
                 f"summary has shape {self.summary.shape}, expected ({partitions}, "
                 f"{len(self.axes)}, 2)"
             )
-        if int(self.sizes.sum()) != len(self.row_partition):
+        if int(self.sizes.sum()) != int(self.piece_count.sum()):
             raise ValueError("partition sizes do not add up to the rows")
+        if np.any(np.diff(self.piece_unit) < 0):
+            raise ValueError("pieces must be sorted by unit")
+
+    def unit_pieces(self) -> IntArray:
+        """Pieces per unit (more than one: the unit was split by relaxed cuts)."""
+        units = int(self.record_unit.max(initial=-1)) + 1
+        return np.bincount(self.piece_unit, minlength=units).astype(np.int64)
+
+    def row_partition(self, order: IntArray | None = None) -> IntArray:
+        """The partition of every record, when the records are rows (:meth:`Mondrian.partition`).
+
+        The rows of a unit take its pieces in ``order`` (a permutation of the
+        rows, consulted only among the rows of one unit; by default their own
+        order): the first ``piece_count`` of them the unit's first piece, and
+        so on. Rows of a unit are equal in everything the partitioning read,
+        so any order gives a valid partitioning; the release chooses one that
+        depends on no row order (:func:`kanonym.transform.recode`).
+        """
+        n_rows = len(self.record_unit)
+        if int(self.piece_count.sum()) != n_rows:
+            raise ValueError("the records are grouped tuples, not rows: no row has a partition")
+        rows = np.arange(n_rows, dtype=np.int64) if order is None else order
+        by_unit = rows[np.argsort(self.record_unit[rows], kind="stable")]
+        piece_end = np.cumsum(self.piece_count)
+        partition = np.empty(n_rows, dtype=np.int64)
+        partition[by_unit] = self.piece_partition[
+            np.searchsorted(piece_end, np.arange(n_rows), side="right")
+        ]
+        return partition
 
     @property
     def variant(self) -> str:

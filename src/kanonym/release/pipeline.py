@@ -68,10 +68,11 @@ def _run(
 ) -> Result:
     engine: RowEngine = EmbeddedEngine(table) if isinstance(table, Table) else table
     refuse_unserved(engine, config)
-    if isinstance(table, Table) and config.local_recoding:
-        # It encodes, partitions, recodes and verifies in one call: one stage here.
+    if config.local_recoding:
+        # It encodes, partitions, recodes and verifies in one call: one stage here. On an
+        # engine that keeps the rows the release stays there (a ServerRelease).
         announce(on_progress, "searching", detail=f"{config.algorithm}, local recoding")
-        local = release_local(table, config, read_seconds)
+        local = release_local(engine, config, read_seconds)
         return dataclasses.replace(local, on_progress=on_progress)
     timings = {"read": read_seconds}
     stopwatch = Stopwatch(timings)

@@ -101,19 +101,17 @@ def refuse_unserved(engine: RowEngine, config: AnonymizationConfig) -> None:
 
     Engines that keep the rows elsewhere serve full-domain generalization with
     tuple suppression (techniques AG_TS, AG_ and _TS) under every privacy
-    model, with every search on the frequency set.
+    model, with every search on the frequency set, and local recoding
+    (Mondrian, partitioned on the frequency set: :mod:`kanonym.release.local`).
 
     Raises:
         InputError: naming the option and the engine.
     """
-    if isinstance(engine, EmbeddedEngine):
+    if isinstance(engine, EmbeddedEngine) or config.local_recoding:
         return
-    reason = None
-    if config.local_recoding:
-        reason = f"`algorithm={config.algorithm!r}` (local recoding)"
-    elif config.granularity.suppression in ("cell", "attribute"):
-        reason = f"{config.granularity.suppression} suppression (`technique={config.technique!r}`)"
-    if reason is not None:
+    suppression = config.granularity.suppression
+    if suppression in ("cell", "attribute"):
+        reason = f"{suppression} suppression (`technique={config.technique!r}`)"
         raise InputError(
             f"{engine.source}: the {engine.name} engine does not serve {reason} yet; "
             "read the table into memory (the embedded engine) for it"

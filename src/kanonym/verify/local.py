@@ -108,6 +108,32 @@ def _covers_numbers(pairs: list[tuple[str | None, str | None]]) -> list[bool]:
     return covered
 
 
+def uncovered(
+    pairs: Sequence[tuple[str | None, str | None]], *, numeric: bool, hierarchy: Hierarchy | None
+) -> list[tuple[str | None, str | None]]:
+    """The (label, value) pairs whose label does not cover the value, sorted as text.
+
+    A numeric column's label must be a range holding the value's number
+    (:func:`parse_interval`); any other column's the value itself or one of its
+    ancestors in ``hierarchy`` (its path up the hierarchy's levels).
+
+    Example:
+        >>> uncovered([("30-39", "34"), ("30-39", "41"), ("[0, 5)", "5")], numeric=True,
+        ...           hierarchy=None)
+        [('30-39', '41'), ('[0, 5)', '5')]
+    """
+    if numeric:
+        covered = _covers_numbers(list(pairs))
+    else:
+        if hierarchy is None:
+            raise ValueError("a categorical column is checked against its hierarchy")
+        # A leaf's path up the hierarchy: the values it may be released as.
+        ancestors = {path[0]: set(path) for path in zip(*hierarchy.levels, strict=True)}
+        covered = [label in ancestors.get(value, ()) for label, value in pairs]
+    wrong = [pair for pair, ok in zip(pairs, covered, strict=True) if not ok]
+    return sorted(wrong, key=lambda pair: (str(pair[0]), str(pair[1])))
+
+
 def verify_local_recoding(
     released: pl.DataFrame,
     *,
@@ -156,17 +182,11 @@ def verify_local_recoding(
                 "value": originals.get_column(column).cast(pl.String),
             }
         )
-        distinct = pairs.unique().rows()
-        if column in numeric:
-            covered = _covers_numbers(distinct)
-        else:
-            hierarchy = hierarchies[column]
-            # A leaf's path up the hierarchy: the values it may be released as.
-            ancestors = {path[0]: set(path) for path in zip(*hierarchy.levels, strict=True)}
-            covered = [label in ancestors.get(value, ()) for label, value in distinct]
-        wrong = [pair for pair, ok in zip(distinct, covered, strict=True) if not ok]
+        wrong = uncovered(
+            pairs.unique().rows(), numeric=column in numeric, hierarchy=hierarchies.get(column)
+        )
         if wrong:
-            label, value = min(wrong, key=lambda pair: (str(pair[0]), str(pair[1])))
+            label, value = wrong[0]
             row = int(
                 pairs.with_row_index("row").filter(
                     pl.col("label").eq_missing(label) & pl.col("value").eq_missing(value)
