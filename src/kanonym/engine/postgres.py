@@ -59,6 +59,8 @@ SCHEMES = ("postgresql://", "postgres://")
 # Our own query parameters; every other one (sslmode, ...) goes to the server.
 _OWN = ("table", "query")
 _RELEASE = "kanonym_release"
+WORK_MEM = "256MB"
+"""The session's ``work_mem``: what one sort or hash may hold before spilling to disk."""
 # A local recoding's release keeps each quasi-identifier's input value beside its label
 # for the re-check (never fetched nor published).
 _RAW = "_kanonym_raw_{}"
@@ -139,10 +141,15 @@ def connect(location: PostgresLocation) -> psycopg.Connection[Any]:
             "PostgreSQL needs the psycopg driver: pip install 'kanonym[postgres]'"
         ) from error
     try:
-        return psycopg.connect(location.conninfo, autocommit=False, connect_timeout=10)
+        connection = psycopg.connect(location.conninfo, autocommit=False, connect_timeout=10)
     except psycopg.OperationalError as error:
         reason = _first_line(str(error))
         raise InputError(f"{location.shown}: cannot connect: {reason}") from None
+    # Grouping, joining, sorting and EXCEPT ALL over millions of rows spill to disk with
+    # the default 4 MB; for this session only, as any user may set it.
+    connection.execute(_sql().SQL("SET work_mem = {}").format(_sql().Literal(WORK_MEM)))
+    connection.commit()
+    return connection
 
 
 def _first_line(message: str) -> str:
@@ -172,6 +179,7 @@ class PostgresEngine:
         self.location = PostgresLocation.parse(url)
         self.connection = connect(self.location)
         self._distinct: dict[str, list[str | None]] = {}
+        self._groups: dict[tuple[str, ...], Grouped] = {}
         self._columns = self._read_columns()
         self.relation = self._relation("kanonym_input")
         self._rows: int | None = None
@@ -234,7 +242,7 @@ class PostgresEngine:
 
     @property
     def rows(self) -> int:
-        """The input's number of rows (counted once)."""
+        """The input's number of rows (counted once, or summed from a grouping)."""
         if self._rows is None:
             sql = _sql()
             cursor = self._execute(sql.SQL("SELECT count(*) FROM {}").format(self.relation))
@@ -254,27 +262,22 @@ class PostgresEngine:
         return self.distinct(column)[column]
 
     def distinct(self, *columns: str) -> dict[str, list[str | None]]:
-        """The distinct values of several columns as text, in one scan (``GROUPING SETS``)."""
+        """The distinct values of several columns as text, read off their grouping
+        (:meth:`group`, kept for :meth:`encode`: one scan serves both, and the row count)."""
         missing = [c for c in dict.fromkeys(columns) if c not in self._distinct]
         if missing:
-            sql = _sql()
-            texts = [sql.Identifier(c) for c in missing]
-            sets = sql.SQL(", ").join(sql.SQL("({})").format(t) for t in texts)
-            flags = [sql.SQL("GROUPING({})").format(t) for t in texts]
-            query = sql.SQL("SELECT {}, {} FROM {} GROUP BY GROUPING SETS ({})").format(
-                sql.SQL(", ").join(texts), sql.SQL(", ").join(flags), self.relation, sets
-            )
-            found: dict[str, list[str | None]] = {c: [] for c in missing}
-            for row in self._execute(query).fetchall():
-                # Exactly one column is grouped in each row: the one whose flag is 0.
-                j = list(row[len(missing) :]).index(0)
-                found[missing[j]].append(row[j])
-            self._distinct.update(found)
+            grouped = self.group(list(dict.fromkeys(columns)))
+            for column in missing:
+                values = grouped.values.get_column(column).unique(maintain_order=True)
+                self._distinct[column] = values.to_list()
         return {c: self._distinct[c] for c in columns}
 
     def group(self, columns: Sequence[str]) -> Grouped:
         """The distinct tuples of ``columns`` (as text) with their counts: one ``GROUP BY``,
-        copied out in bulk."""
+        copied out in bulk (kept: declaring and encoding group the same columns)."""
+        key = tuple(columns)
+        if key in self._groups:
+            return self._groups[key]
         sql = _sql()
         if not columns:
             height = 1 if self.rows > 0 else 0
@@ -286,7 +289,11 @@ class PostgresEngine:
         )
         frame = self._copy_out(query, [*columns, "kanonym_count"])
         counts = frame.get_column("kanonym_count").cast(pl.Int64).to_numpy()
-        return Grouped(frame.drop("kanonym_count"), np.ascontiguousarray(counts))
+        grouped = Grouped(frame.drop("kanonym_count"), np.ascontiguousarray(counts))
+        self._groups[key] = grouped
+        if self._rows is None:
+            self._rows = int(counts.sum())
+        return grouped
 
     def _copy_out(self, query: Composed, names: Sequence[str]) -> pl.DataFrame:
         """The rows of ``query`` as text columns, through ``COPY ... TO STDOUT`` (CSV, every
@@ -400,14 +407,14 @@ class PostgresEngine:
             where = sql.SQL("WHERE x.g0 IS NULL")
         by_name = dict(zip([*names, *kept], selected, strict=True))
         query = sql.SQL(
-            "CREATE TEMP TABLE {} AS SELECT {} FROM {} {} {} ORDER BY md5({} || s::text)"
+            "CREATE TEMP TABLE {} AS SELECT {} FROM {} {} {} ORDER BY hashtextextended(s::text, {})"
         ).format(
             sql.Identifier(_RELEASE),
             sql.SQL(", ").join(by_name[c] for c in order),
             self._relation("s"),
             sql.SQL(" ").join(joins),
             where,
-            sql.Literal(str(plan.seed)),
+            sql.Literal(plan.seed),
         )
         built = self._execute(query)
         return PostgresRelease(self, _RELEASE, tuple(order), rows=max(built.rowcount, 0))

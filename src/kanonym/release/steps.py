@@ -148,11 +148,12 @@ def declare(engine: RowEngine, config: AnonymizationConfig) -> dict[str, Hierarc
         # dropped); a database's columns are read as text.
         frame = engine.table.frame
         engine.table.require_flat([c for c in frame.columns if c not in config.identifying])
+    # Before the row count: an engine that groups where the rows live counts them then.
+    values = engine.distinct(*config.hierarchies)
     if config.k > engine.rows:
         raise InputError(
             f"{engine.source}: k={config.k} is larger than the table ({engine.rows} rows)"
         )
-    values = engine.distinct(*config.hierarchies)
     return {
         name: resolve(spec, list(values[name]), column=name, source=engine.source)
         for name, spec in config.hierarchies.items()
