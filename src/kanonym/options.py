@@ -53,11 +53,12 @@ TechniqueName: TypeAlias = Literal[
 ]
 """One of Samarati's technique classes that kanonym runs (:mod:`kanonym.technique`)."""
 
-EngineName: TypeAlias = Literal["embedded", "streaming", "postgres", "spark"]
+EngineName: TypeAlias = Literal["embedded", "streaming", "postgres", "spark", "duckdb"]
 """Where the rows are grouped, transformed and re-checked (:mod:`kanonym.engine`):
 ``embedded`` in memory (a file too large for memory streams from disk),
 ``streaming`` a Parquet or CSV file from disk however small, ``postgres`` in a
-PostgreSQL server, ``spark`` in Spark (local or a cluster)."""
+PostgreSQL server, ``spark`` in Spark (local or a cluster), ``duckdb`` in DuckDB
+(a Parquet or CSV file, or a table of a DuckDB database file)."""
 
 TableLike: TypeAlias = "str | Path | pl.DataFrame | pandas.DataFrame | pyspark.sql.DataFrame"
 """A table: a CSV (plain or gzip) or Parquet path, a Polars or pandas DataFrame

@@ -1,18 +1,20 @@
 """Which engine reads an input: the one named, or the one the input's form implies.
 
 A ``postgresql://`` URL is read by the PostgreSQL engine; a Spark DataFrame
-or a ``spark-table:NAME`` by the Spark engine; a file or a Polars or pandas
+or a ``spark-table:NAME`` by the Spark engine; a ``duckdb://`` URL (a table
+of a DuckDB database file) by the DuckDB engine; a file or a Polars or pandas
 data frame by the embedded engine (a Parquet or CSV path by Spark when
-``engine="spark"`` says so). The embedded engine reads a file into memory,
-or streams it (:class:`~kanonym.engine.streaming.StreamingEngine`, the rows
-kept on disk) when reading it would not fit (:func:`streams`). Naming an
-engine that cannot read the input is refused before anything is read.
+``engine="spark"`` says so, by DuckDB when ``engine="duckdb"`` does). The
+embedded engine reads a file into memory, or streams it
+(:class:`~kanonym.engine.streaming.StreamingEngine`, the rows kept on disk)
+when reading it would not fit (:func:`streams`). Naming an engine that cannot
+read the input is refused before anything is read.
 
 Example:
     >>> default_engine("postgresql://ann@db/health?table=visits"), default_engine("adult.csv")
     ('postgres', 'embedded')
-    >>> default_engine("spark-table:health.visits")
-    'spark'
+    >>> default_engine("spark-table:health.visits"), default_engine("duckdb:///h.duckdb?table=v")
+    ('spark', 'duckdb')
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Any, get_args
 import polars as pl
 
 from kanonym.engine.base import ServerEngine
+from kanonym.engine.duck import DuckDBEngine, is_duckdb_url
 from kanonym.engine.embedded import EmbeddedEngine
 from kanonym.engine.postgres import PostgresEngine, is_postgres_url
 from kanonym.engine.spark import SparkEngine, is_spark_dataframe, is_spark_table
@@ -41,24 +44,32 @@ _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+://")
 
 def is_location(value: object) -> bool:
     """Whether ``value`` names data where it lives rather than a local file: a
-    ``postgresql://`` URL, ``spark-table:NAME``, or any ``SCHEME://`` URI (``s3a://``,
-    ``hdfs://``, read by Spark). Job files keep these as they are, where a file name is
-    taken relative to the job file's folder.
+    ``postgresql://`` URL, a ``duckdb://`` URL, ``spark-table:NAME``, or any ``SCHEME://``
+    URI (``s3a://``, ``hdfs://``, read by Spark). Job files keep these as they are, where a
+    file name is taken relative to the job file's folder (a ``duckdb://`` URL's relative
+    path is the working directory's).
 
     Example:
         >>> [is_location(v) for v in ("s3a://lake/v", "spark-table:db.v", "v.csv", "C:/v")]
         [True, True, False, False]
+        >>> is_location("duckdb://data/health.duckdb?table=visits")
+        True
     """
     return isinstance(value, str) and (
-        is_postgres_url(value) or is_spark_table(value) or _URI.match(value) is not None
+        is_postgres_url(value)
+        or is_duckdb_url(value)
+        or is_spark_table(value)
+        or _URI.match(value) is not None
     )
 
 
 def default_engine(data: object) -> EngineName:
     """The engine an input's form implies (a ``postgresql://`` URL: ``postgres``; a Spark
-    DataFrame or ``spark-table:NAME``: ``spark``)."""
+    DataFrame or ``spark-table:NAME``: ``spark``; a ``duckdb://`` URL: ``duckdb``)."""
     if is_postgres_url(data):
         return "postgres"
+    if is_duckdb_url(data):
+        return "duckdb"
     if is_spark_dataframe(data) or is_spark_table(data):
         return "spark"
     return "embedded"
@@ -84,6 +95,14 @@ def open_engine(
         return PostgresEngine(str(data))
     if is_postgres_url(data):
         raise InputError(f"a postgresql:// URL is read by `engine='postgres'`, not {chosen!r}")
+    if chosen == "duckdb":
+        if not isinstance(data, str | Path):
+            raise InputError(
+                "`engine='duckdb'` reads `data` given as a Parquet or CSV path or a duckdb:// URL"
+            )
+        return DuckDBEngine(data, delimiter=delimiter)
+    if is_duckdb_url(data):
+        raise InputError(f"a duckdb:// URL is read by `engine='duckdb'`, not {chosen!r}")
     if chosen == "spark":
         if not (is_spark_dataframe(data) or isinstance(data, str | Path)):
             raise InputError(
