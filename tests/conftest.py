@@ -155,6 +155,19 @@ def postgres_schema(postgres_url: str) -> Iterator[str]:
 
 
 @pytest.fixture
+def postgres_ledger(postgres_url: str, postgres_schema: str) -> Iterator[str]:
+    """``postgresql://...?schema=NAME``: a ledger's schema for one test, beside its schema
+    of data (a ledger's schema holds nothing else), dropped with everything in it after."""
+    import psycopg
+
+    name = f"{postgres_schema}_ledger"
+    yield f"{postgres_url}?schema={name}"
+    with psycopg.connect(postgres_url, autocommit=True) as connection:
+        connection.execute("SET lock_timeout = '30s'")
+        connection.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
+
+
+@pytest.fixture
 def load_postgres_table(
     postgres_url: str, postgres_schema: str
 ) -> Callable[[pl.DataFrame, str], str]:

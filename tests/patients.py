@@ -12,6 +12,8 @@ from pathlib import Path
 
 import polars as pl
 
+from kanonym.config import AnonymizationConfig
+
 COLUMNS = (
     "name",
     "ssn",
@@ -23,6 +25,21 @@ COLUMNS = (
     "length_of_stay",
 )
 DIAGNOSES = ("flu", "asthma", "diabetes", "fracture", "migraine", "angina")
+ROLES = [
+    "--qi", "birth_date=date", "sex=suppress", "zip=mask",
+    "--identifying", "name", "ssn",
+    "--insensitive", "diagnosis", "admission_date", "length_of_stay",
+    "--k", "3", "--max-suppression", "0.2", "--quiet",
+]  # fmt: skip
+"""A job on the table as command-line flags: every column's role, k=3, 20 % suppression."""
+CONFIG = AnonymizationConfig(
+    quasi_identifiers={"birth_date": "date", "sex": "suppress", "zip": "mask"},
+    identifying=("name", "ssn"),
+    insensitive=("diagnosis", "admission_date", "length_of_stay"),
+    k=3,
+    seed=1,
+)
+"""The same roles as a job in Python (k=3, seed 1)."""
 
 
 def patients(rows: int = 300, seed: int = 10) -> pl.DataFrame:

@@ -149,7 +149,7 @@ def test_audit_of_gt1_and_its_t1_extension_exits_0(folder: Path, capsys) -> None
         (["audit", "--ledger", "pt.csv", "1", "2", *QI, "--k", "2"], "not a kanonym ledger"),
         (
             ["release", "pt.csv", *QI, "--k", "2", "--output", "o.csv"],
-            "'--ledger FILE' is required",
+            "'--ledger LEDGER' is required",
         ),
         (_release("pt.csv", "o.csv", "--based-on", "3"), "--based-on 3: no such release"),
         (_release("pt.csv", "o.csv", "--key", "ssn"), "key column 'ssn' not found"),

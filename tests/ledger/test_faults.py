@@ -22,21 +22,15 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from tests.patients import write_patients
+from tests.patients import CONFIG, ROLES, write_patients
 
 from kanonym.config import AnonymizationConfig
 from kanonym.errors import InputError
 from kanonym.io.write import recover, write_atomic
-from kanonym.ledger import storage
+from kanonym.ledger import sqlite, storage
 from kanonym.release.recorded import Ledger
 
 SYSCALLS = "rename,renameat,renameat2,unlink,unlinkat,fsync,fdatasync"
-ROLES = [
-    "--qi", "birth_date=date", "sex=suppress", "zip=mask",
-    "--identifying", "name", "ssn",
-    "--insensitive", "diagnosis", "admission_date", "length_of_stay",
-    "--k", "3", "--max-suppression", "0.2", "--quiet",
-]  # fmt: skip
 OLD = {"out.csv": "old release\n", "out.json": "{}\n"}
 
 
@@ -213,18 +207,12 @@ def test_issue10_p6_a_locked_ledger_keeps_the_previous_release(
 ) -> None:
     """The ledger held past the busy timeout: nothing written, the old files stay."""
     write_patients(tmp_path, rows=60)
-    config = AnonymizationConfig(
-        quasi_identifiers={"birth_date": "date", "sex": "suppress", "zip": "mask"},
-        identifying=("name", "ssn"),
-        insensitive=("diagnosis", "admission_date", "length_of_stay"),
-        k=3,
-        seed=1,
-    )
+    config = CONFIG
     ledger = Ledger(tmp_path / "l.sqlite")
     ledger.release(tmp_path / "patients.csv", config, output=tmp_path / "first.csv")
     for name, text in OLD.items():
         (tmp_path / name).write_text(text)
-    monkeypatch.setattr(storage, "BUSY_TIMEOUT_SECONDS", 0.2)
+    monkeypatch.setattr(sqlite, "BUSY_TIMEOUT_SECONDS", 0.2)
     holder = sqlite3.connect(tmp_path / "l.sqlite", isolation_level=None)
     real_prepare = storage.prepare_write
 

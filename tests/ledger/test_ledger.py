@@ -1,4 +1,8 @@
-"""The release ledger (kanonym.Ledger): seed 000's policies, records, transactions."""
+"""The release ledger (kanonym.Ledger): seed 000's policies, records, transactions.
+
+The tests taking ``either`` run twice: with the ledger in an SQLite file and in a
+PostgreSQL schema (the session's server), which must behave alike.
+"""
 
 from __future__ import annotations
 
@@ -35,12 +39,12 @@ from kanonym.release.recorded import Ledger
 class Setting:
     """PT and PT_t1 of seed 000 with record keys, their hierarchies and a ledger."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, ledger: str | None = None) -> None:
         self.folder = folder
         self.hierarchies = seed.write_hierarchies(folder)
         self.pt = seed.write_table(folder, "pt.csv", seed.keyed(seed.PT))
         self.pt_t1 = seed.write_table(folder, "pt_t1.csv", seed.keyed(seed.PT + seed.T1_ADDITIONS))
-        self.ledger = Ledger(folder / "ledger.sqlite")
+        self.ledger = Ledger(folder / "ledger.sqlite" if ledger is None else ledger)
 
     def config(self, **fields: object) -> AnonymizationConfig:
         # Problem is released unchanged unless a test makes it sensitive.
@@ -79,12 +83,21 @@ def setting(tmp_path: Path) -> Setting:
     return Setting(tmp_path)
 
 
-def test_a_release_is_recorded_with_everything(setting: Setting) -> None:
-    made = setting.release(setting.pt, "out1", key="id", seed=1)
+@pytest.fixture(params=["sqlite", "postgresql"])
+def either(request: pytest.FixtureRequest, tmp_path: Path) -> Setting:
+    """A setting whose ledger is an SQLite file, then a schema of the session's PostgreSQL."""
+    if request.param == "sqlite":
+        return Setting(tmp_path)
+    url = request.getfixturevalue("postgres_url")
+    return Setting(tmp_path, f"{url}?schema={request.getfixturevalue('postgres_schema')}")
+
+
+def test_a_release_is_recorded_with_everything(either: Setting) -> None:
+    made = either.release(either.pt, "out1", key="id", seed=1)
     entry = made.entry
     assert entry.id == 1 and entry.seed == 1 and entry.key == "id"
-    assert entry.source == str(setting.pt.resolve())
-    assert entry.source_sha256 == table_fingerprint(pl.read_csv(setting.pt, infer_schema=False))
+    assert entry.source == str(either.pt.resolve())
+    assert entry.source_sha256 == table_fingerprint(pl.read_csv(either.pt, infer_schema=False))
     assert tuple(entry.quasi_identifiers) == seed.QUASI_IDENTIFIERS
     assert entry.transformation == made.result.transformation
     assert entry.released_columns == ("Race", "BirthDate", "Gender", "ZIP", "Problem")
@@ -92,14 +105,14 @@ def test_a_release_is_recorded_with_everything(setting: Setting) -> None:
     assert zip_record.height == 3 and len(zip_record.sha256) == 64
     assert entry.models == ({"model": "k-anonymity", "k": 2},)
     assert (entry.based_on, entry.replay_of, entry.complementary) == (None, None, ())
-    assert setting.ledger.entries() == (entry,)
-    released = pl.read_csv(setting.folder / "out1.csv", infer_schema=False)
+    assert either.ledger.entries() == (entry,)
+    released = pl.read_csv(either.folder / "out1.csv", infer_schema=False)
     assert "id" not in released.columns  # the key is never released
     assert table_fingerprint(released) == entry.release_sha256
-    report = json.loads((setting.folder / "out1.json").read_text())
+    report = json.loads((either.folder / "out1.json").read_text())
     assert report["ledger"]["release_id"] == 1 and report["ledger"]["key"] == "id"
     assert report["seed"] == 1 and "id" in report["identifying"]
-    published = setting.ledger.published(1)
+    published = either.ledger.published(1)
     assert published.height == 12 and published.columns == ["key_hash", *seed.QUASI_IDENTIFIERS]
     assert published.select(pl.col("key_hash").bin.size().unique()).item() == 32
     assert Counter(published.drop("key_hash").rows()) == Counter(released.drop("Problem").rows())
@@ -115,12 +128,12 @@ def test_the_html_report_is_written_with_the_release(setting: Setting) -> None:
     assert hashlib.sha256((setting.folder / "out1.csv").read_bytes()).hexdigest() in page
 
 
-def test_a_key_once_used_is_never_released(setting: Setting) -> None:
-    setting.release(setting.pt, "out1", key="id", seed=1)
+def test_a_key_once_used_is_never_released(either: Setting) -> None:
+    either.release(either.pt, "out1", key="id", seed=1)
     # The same source, and a grown copy sharing its records, without --key.
-    for source, name in ((setting.pt, "out2"), (setting.pt_t1, "out3")):
-        made = setting.release(source, name, seed=int(name[-1]))
-        released = pl.read_csv(setting.folder / f"{name}.csv", infer_schema=False)
+    for source, name in ((either.pt, "out2"), (either.pt_t1, "out3")):
+        made = either.release(source, name, seed=int(name[-1]))
+        released = pl.read_csv(either.folder / f"{name}.csv", infer_schema=False)
         assert "id" not in released.columns and made.entry.key == "id"
 
 
@@ -145,10 +158,10 @@ def test_every_release_records_its_row_fingerprints(setting: Setting) -> None:
     assert sum(n for _, n in stored) == released.height == made.result.table.height
 
 
-def test_a_temporal_release_keeps_cells_its_base_blanked(setting: Setting) -> None:
+def test_a_temporal_release_keeps_cells_its_base_blanked(either: Setting) -> None:
     # Release 1 blanks the two white records that have no partner (cell suppression).
-    first = setting.release(
-        setting.pt, "out1", key="id", seed=1, technique="AG_CS", max_suppressed_rows=6
+    first = either.release(
+        either.pt, "out1", key="id", seed=1, technique="AG_CS", max_suppressed_rows=6
     )
     blanked = first.result.table.filter(pl.col("ZIP") == "*").get_column("Problem").to_list()
     assert sorted(blanked) == ["hypertension", "short of breath"]
@@ -156,17 +169,17 @@ def test_a_temporal_release_keeps_cells_its_base_blanked(setting: Setting) -> No
     # specifically; based on release 1 they keep their blanks.
     partners = [r for r in seed.PT if r[4] in blanked for _ in range(2)]
     grown = seed.write_table(
-        setting.folder,
+        either.folder,
         "grown.csv",
         seed.keyed(seed.PT + [(*r[:4], f"new {i}") for i, r in enumerate(partners)]),
     )
-    second = setting.release(
+    second = either.release(
         grown, "out2", key="id", seed=2, based_on=1, technique="AG_CS", max_suppressed_rows=6
     )
     table = second.result.table
     kept = table.filter(pl.col("Problem").is_in(blanked) & (pl.col("Race") == "white"))
     assert kept.get_column("ZIP").to_list() == ["*", "*"]
-    report = json.loads((setting.folder / "out2.json").read_text())
+    report = json.loads((either.folder / "out2.json").read_text())
     assert report["ledger"]["kept_from_base_cells"] > 0
     assert kanonym.check(table, list(seed.QUASI_IDENTIFIERS), k=2).k_anonymous
 
@@ -177,26 +190,26 @@ def test_keys_are_stored_only_hashed(setting: Setting) -> None:
     assert b"ssn-" not in (setting.folder / "ledger.sqlite").read_bytes()
 
 
-def test_seed_reuse_is_refused_and_replay_allowed(setting: Setting) -> None:
-    first = setting.release(setting.pt, "out1", key="id", seed=1)
+def test_seed_reuse_is_refused_and_replay_allowed(either: Setting) -> None:
+    first = either.release(either.pt, "out1", key="id", seed=1)
     with pytest.raises(InputError, match="seed 1 was already used for this source by release 1"):
-        setting.release(setting.pt, "out2", key="id", seed=1)
-    replay = setting.release(setting.pt, "out2", replay=1)
+        either.release(either.pt, "out2", key="id", seed=1)
+    replay = either.release(either.pt, "out2", replay=1)
     assert replay.entry.replay_of == 1 and replay.entry.seed == 1 and replay.entry.key == "id"
-    assert (setting.folder / "out1.csv").read_bytes() == (setting.folder / "out2.csv").read_bytes()
+    assert (either.folder / "out1.csv").read_bytes() == (either.folder / "out2.csv").read_bytes()
     assert replay.entry.release_sha256 == first.entry.release_sha256
 
 
-def test_replay_must_reproduce_its_release(setting: Setting) -> None:
-    setting.release(setting.pt, "out1", key="id", seed=1)
+def test_replay_must_reproduce_its_release(either: Setting) -> None:
+    either.release(either.pt, "out1", key="id", seed=1)
     with pytest.raises(InputError, match="does not reproduce release 1"):
-        setting.release(setting.pt, "out2", replay=1, k=3)
+        either.release(either.pt, "out2", replay=1, k=3)
     with pytest.raises(InputError, match="re-uses seed 1; `seed=2` contradicts it"):
-        setting.release(setting.pt, "out2", replay=1, seed=2)
+        either.release(either.pt, "out2", replay=1, seed=2)
     with pytest.raises(InputError, match="release 1 is of another source"):
-        setting.release(setting.pt_t1, "out2", replay=1, key="other")
-    assert setting.files() == {"out1.csv", "out1.json"}
-    assert len(setting.ledger.entries()) == 1
+        either.release(either.pt_t1, "out2", replay=1, key="other")
+    assert either.files() == {"out1.csv", "out1.json"}
+    assert len(either.ledger.entries()) == 1
 
 
 def test_a_drawn_seed_avoids_used_ones(setting: Setting, monkeypatch) -> None:
@@ -206,23 +219,23 @@ def test_a_drawn_seed_avoids_used_ones(setting: Setting, monkeypatch) -> None:
     assert setting.release(setting.pt, "out2").entry.seed == 6
 
 
-def test_same_source_by_content_and_by_shared_keys(setting: Setting) -> None:
-    setting.release(setting.pt, "out1", key="id", seed=1)
+def test_same_source_by_content_and_by_shared_keys(either: Setting) -> None:
+    either.release(either.pt, "out1", key="id", seed=1)
     # The same content as a DataFrame is the same source.
     with pytest.raises(InputError, match="already used"):
-        setting.ledger.release(
-            seed.keyed(seed.PT), setting.config(seed=1), output=setting.folder / "o.csv"
+        either.ledger.release(
+            seed.keyed(seed.PT), either.config(seed=1), output=either.folder / "o.csv"
         )
     # A table at another path sharing record keys with release 1 is the same source too.
     with pytest.raises(InputError, match="already used"):
-        setting.release(setting.pt_t1, "out2", key="id", seed=1)
-    other = seed.write_table(setting.folder, "other.csv", seed.keyed(seed.PT, first_id=100))
-    assert setting.release(other, "out3", key="id", seed=1).entry.complementary == ()
+        either.release(either.pt_t1, "out2", key="id", seed=1)
+    other = seed.write_table(either.folder, "other.csv", seed.keyed(seed.PT, first_id=100))
+    assert either.release(other, "out3", key="id", seed=1).entry.complementary == ()
 
 
-def test_complementary_release_enlarges_the_quasi_identifier(setting: Setting) -> None:
-    setting.release(setting.pt, "out1", key="id", seed=1)
-    second = setting.release(setting.pt, "out2", key="id", seed=2, k=2)
+def test_complementary_release_enlarges_the_quasi_identifier(either: Setting) -> None:
+    either.release(either.pt, "out1", key="id", seed=1)
+    second = either.release(either.pt, "out2", key="id", seed=2, k=2)
     entry = second.entry
     assert entry.complementary == ("Problem",)
     assert tuple(entry.quasi_identifiers) == (*seed.QUASI_IDENTIFIERS, "Problem")
@@ -231,9 +244,9 @@ def test_complementary_release_enlarges_the_quasi_identifier(setting: Setting) -
     assert entry.transformation["Problem"] == 1
     # Linked without Problem as a quasi-identifier nothing matches: an error, not a pass.
     with pytest.raises(InputError, match="nothing linked"):
-        audit([setting.folder / "out1.csv", setting.folder / "out2.csv"], setting.hierarchies, k=2)
+        audit([either.folder / "out1.csv", either.folder / "out2.csv"], either.hierarchies, k=2)
     # The ledger links them as it did before recording release 2: it passes.
-    result = setting.ledger.audit([1, 2])
+    result = either.ledger.audit([1, 2])
     assert result.k_anonymous and result.join_columns == ("Gender",)
 
 
@@ -264,21 +277,21 @@ def test_complementary_attribute_cannot_stay_sensitive(setting: Setting) -> None
         setting.release(setting.pt, "out2", key="id", seed=2, sensitive=("Problem",))
 
 
-def test_temporal_release_based_on_an_earlier_one(setting: Setting) -> None:
+def test_temporal_release_based_on_an_earlier_one(either: Setting) -> None:
     """Seed 000, Example 7: PT_t1 released from the release of PT plus the two new rows."""
-    first = setting.release(setting.pt, "out1", key="id", seed=1)
-    second = setting.release(setting.pt_t1, "out2", based_on=1, seed=2)
+    first = either.release(either.pt, "out1", key="id", seed=1)
+    second = either.release(either.pt_t1, "out2", based_on=1, seed=2)
     assert second.entry.based_on == 1 and second.entry.key == "id"
     assert second.entry.complementary == ()
     for name, level in first.entry.transformation.items():
         assert second.entry.transformation[name] >= level
-    old = setting.ledger.published(1)
-    new = setting.ledger.published(2)
+    old = either.ledger.published(1)
+    new = either.ledger.published(2)
     assert new.height == 14
     both = old.join(new, on="key_hash", suffix="_new")
     assert both.height == 12
     result = audit(
-        [setting.folder / "out1.csv", setting.folder / "out2.csv"], setting.hierarchies, k=2
+        [either.folder / "out1.csv", either.folder / "out2.csv"], either.hierarchies, k=2
     )
     assert result.k_anonymous
 
@@ -318,23 +331,23 @@ def test_based_on_needs_a_keyed_release_and_consistent_options(setting: Setting)
         setting.ledger.release(setting.pt_t1, config, output=setting.folder / "o.csv", based_on=2)
 
 
-def test_a_temporal_release_more_specific_than_its_base_is_never_written(setting: Setting) -> None:
-    setting.release(setting.pt, "out1", key="id", seed=1)
+def test_a_temporal_release_more_specific_than_its_base_is_never_written(either: Setting) -> None:
+    either.release(either.pt, "out1", key="id", seed=1)
     # A ZIP hierarchy whose level-1 values are not generalizations of '0213*'.
-    other_zip = setting.folder / "zip2.csv"
+    other_zip = either.folder / "zip2.csv"
     other_zip.write_text("02138;A;021**;*\n02139;B;021**;*\n02141;C;021**;*\n")
-    qi = {**setting.hierarchies, "ZIP": str(other_zip)}
+    qi = {**either.hierarchies, "ZIP": str(other_zip)}
     with pytest.raises(VerificationError, match=r"more specific than .*release 1"):
-        setting.ledger.release(
-            setting.pt_t1,
+        either.ledger.release(
+            either.pt_t1,
             AnonymizationConfig(
                 quasi_identifiers=qi, k=2, seed=2, max_levels={"ZIP": 1}, insensitive=("Problem",)
             ),
-            output=setting.folder / "out2.csv",
+            output=either.folder / "out2.csv",
             based_on=1,
         )
-    assert setting.files() == {"out1.csv", "out1.json"}
-    assert [e.id for e in setting.ledger.entries()] == [1]
+    assert either.files() == {"out1.csv", "out1.json"}
+    assert [e.id for e in either.ledger.entries()] == [1]
 
 
 def test_key_errors(setting: Setting) -> None:
@@ -355,14 +368,14 @@ def test_key_errors(setting: Setting) -> None:
     assert setting.ledger.entries() == ()
 
 
-def test_failed_verification_records_and_writes_nothing(setting: Setting, monkeypatch) -> None:
+def test_failed_verification_records_and_writes_nothing(either: Setting, monkeypatch) -> None:
     def fail(*args: object, **kwargs: object) -> None:
         raise VerificationError("injected")
 
     monkeypatch.setattr(embedded, "verify_release", fail)
     with pytest.raises(VerificationError, match="injected"):
-        setting.release(setting.pt, "out1", key="id", seed=1)
-    assert setting.files() == set() and setting.ledger.entries() == ()
+        either.release(either.pt, "out1", key="id", seed=1)
+    assert either.files() == set() and either.ledger.entries() == ()
 
 
 def test_unwritable_output_records_nothing(setting: Setting) -> None:
@@ -407,7 +420,7 @@ def test_files_that_are_not_ledgers(tmp_path: Path) -> None:
         connection.execute("CREATE TABLE t (x)")
     with pytest.raises(InputError, match="an SQLite database of another application"):
         Ledger(tmp_path / "other.sqlite")
-    with Ledger(tmp_path / "newer.sqlite")._connect():
+    with Ledger(tmp_path / "newer.sqlite").database.connect(write=True):
         pass  # creates it
     with sqlite3.connect(tmp_path / "newer.sqlite") as connection:
         connection.execute(f"PRAGMA user_version = {LEDGER_SCHEMA_VERSION + 1}")
@@ -564,6 +577,7 @@ def test_issue10_p4_a_version_1_ledger_is_upgraded_and_read_back(setting: Settin
     with sqlite3.connect(setting.folder / "ledger.sqlite") as connection:
         connection.execute("DROP TABLE release_content")
         connection.execute("DROP TABLE pending_files")
+        connection.execute("DROP TABLE pending_tables")
         connection.execute("PRAGMA user_version = 1")
     ledger = Ledger(setting.folder / "ledger.sqlite")
     assert ledger.release_table(1).equals(

@@ -14,12 +14,14 @@ import polars as pl
 import pytest
 
 from kanonym.config import AnonymizationConfig
+from kanonym.engine import EmbeddedEngine
 from kanonym.errors import InputError, VerificationError
 from kanonym.hierarchy import Hierarchy, MaskBuilder, SuppressBuilder
 from kanonym.io import Table
 from kanonym.ledger import policy
 from kanonym.ledger.fingerprints import KEY_HASH
 from kanonym.ledger.records import HierarchyRecord, LedgerEntry
+from kanonym.ledger.sources import SourceRows
 
 SOURCE, FINGERPRINT = "/data/patients.csv", "a" * 64
 ZIP = Hierarchy("zip", (("02138", "02139"), ("0213*", "0213*"), ("*", "*")))
@@ -68,7 +70,7 @@ def entry(release_id: int, **changes: object) -> LedgerEntry:
     return LedgerEntry(**fields)  # type: ignore[arg-type]
 
 
-def patients(**extra: list[str]) -> Table:
+def patients(**extra: list[str]) -> SourceRows:
     frame = pl.DataFrame(
         {
             "id": ["p1", "p2", "p3", "p4"],
@@ -78,7 +80,7 @@ def patients(**extra: list[str]) -> Table:
             **extra,
         }
     )
-    return Table(frame=frame, source="patients.csv", dialect=None)
+    return SourceRows(EmbeddedEngine(Table(frame=frame, source="patients.csv", dialect=None)))
 
 
 def plan(config: AnonymizationConfig, **options: object) -> policy.ReleasePlan:
@@ -141,12 +143,17 @@ def test_earlier_hierarchies_keep_the_latest_one_that_covers_the_values() -> Non
     ages = {"transformation": {"age": 1}}
     old = entry(1, quasi_identifiers={"age": record("suppress")}, **ages)
     new = entry(2, quasi_identifiers={"age": record("mask")}, **ages)
-    frame = patients().frame
-    found = policy.earlier_hierarchies(frame, [new, old], {1: {}, 2: {"age": AGE}})
+    table = patients()
+    found = policy.earlier_hierarchies(table, [new, old], {1: {}, 2: {"age": AGE}})
     assert found == {"age": AGE}
     # A grown table holds a value the stored hierarchy lacks: its spec is rebuilt.
-    grown = frame.with_columns(pl.Series("age", ["30", "40", "50", "50"]))
-    rebuilt = policy.earlier_hierarchies(grown, [old, new], {2: {"age": AGE}})
+    assert isinstance(table.engine, EmbeddedEngine)
+    grown = table.engine.table.frame.with_columns(pl.Series("age", ["30", "40", "50", "50"]))
+    rebuilt = policy.earlier_hierarchies(
+        SourceRows(EmbeddedEngine(Table(frame=grown, source="patients.csv", dialect=None))),
+        [old, new],
+        {2: {"age": AGE}},
+    )
     assert isinstance(rebuilt["age"], MaskBuilder)
 
 

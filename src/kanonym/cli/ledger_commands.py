@@ -1,7 +1,8 @@
 """``kanonym release`` and ``kanonym audit``: the release ledger on the command line.
 
 ``release`` takes every option of ``anonymize`` (flags or a TOML job file) plus
-the ledger's: ``--ledger FILE`` (or ``ledger = "..."`` in the job file),
+the ledger's: ``--ledger LEDGER`` (an SQLite file or a ``postgresql://`` URL of a
+schema; ``ledger = "..."`` in the job file),
 ``--key COL``, ``--based-on ID`` and ``--replay ID`` (keys ``key``, ``based-on``,
 ``replay``). ``audit`` links releases (files, or ledger release numbers with
 ``--ledger``) and exits 1 when the linked table is not k-anonymous.
@@ -22,6 +23,7 @@ from kanonym.cli.jobs import job_options
 from kanonym.cli.progress import SearchProgressBar
 from kanonym.cli.summary import print_warnings, summary, written
 from kanonym.config import job_from_options
+from kanonym.engine.postgres import is_postgres_url
 from kanonym.errors import InputError, LedgerPendingError
 
 if TYPE_CHECKING:
@@ -40,6 +42,10 @@ _RELEASE_EXAMPLES = """Examples:
   kanonym release patients-2025.csv --ledger releases.sqlite --based-on 1 \\
       --qi birth_date=date zip=mask sex=suppress --identifying name ssn \\
       --insensitive diagnosis --k 5 --output release2.csv
+  kanonym release "postgresql://ann@db/health?table=public.visits" \\
+      --ledger "postgresql://ann@db/health?schema=kanonym_ledger" --key visit_id \\
+      --qi age=interval:5,10,20 zip=mask --insensitive diagnosis --k 5 \\
+      --output "postgresql://ann@db/health?table=release.visits_k5"
 """
 
 _AUDIT_EXAMPLES = """Examples:
@@ -69,7 +75,12 @@ def add_ledger_commands(commands: argparse._SubParsersAction[Any]) -> None:
         epilog=_RELEASE_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    release.add_argument("--ledger", metavar="FILE", help="ledger file (SQLite), created if absent")
+    release.add_argument(
+        "--ledger",
+        metavar="LEDGER",
+        help="ledger: an SQLite file, or postgresql://USER@HOST:PORT/DB?schema=NAME (a schema "
+        "shared by every officer releasing from that server); created if absent",
+    )
     release.add_argument(
         "--key",
         metavar="COL",
@@ -117,7 +128,11 @@ def add_ledger_commands(commands: argparse._SubParsersAction[Any]) -> None:
         help="the k the linked table must reach (required for files; with --ledger, default: "
         "the largest k of the releases)",
     )
-    linking.add_argument("--ledger", metavar="FILE", help="ledger whose release numbers to read")
+    linking.add_argument(
+        "--ledger",
+        metavar="LEDGER",
+        help="ledger (SQLite file or postgresql:// URL) whose release numbers to read",
+    )
     linking.add_argument("--delimiter", metavar="D", help="CSV delimiter (default: sniffed)")
     linking.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -136,7 +151,9 @@ def add_ledger_commands(commands: argparse._SubParsersAction[Any]) -> None:
         epilog=_LEDGER_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    listing.add_argument("ledger_file", metavar="LEDGER", help="ledger file (SQLite)")
+    listing.add_argument(
+        "ledger_file", metavar="LEDGER", help="ledger: SQLite file or postgresql:// URL"
+    )
     listing.add_argument("--json", action="store_true", help="print one JSON array")
     showing = actions.add_parser(
         "show",
@@ -144,7 +161,9 @@ def add_ledger_commands(commands: argparse._SubParsersAction[Any]) -> None:
         epilog=_LEDGER_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    showing.add_argument("ledger_file", metavar="LEDGER", help="ledger file (SQLite)")
+    showing.add_argument(
+        "ledger_file", metavar="LEDGER", help="ledger: SQLite file or postgresql:// URL"
+    )
     showing.add_argument("release_id", type=int, metavar="ID", help="release number")
     showing.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -171,12 +190,14 @@ def _release(args: argparse.Namespace) -> int:
             if spelling in options:
                 from_file[name] = options.pop(spelling)
     ledger_file = _text(from_file.get("ledger"), "ledger", where)
+    ledger_path: str | Path
     if args.ledger is not None:
-        ledger_path = Path(args.ledger)
+        ledger_path = args.ledger if is_postgres_url(args.ledger) else Path(args.ledger)
     elif ledger_file is not None:
-        ledger_path = base_dir / ledger_file
+        # A URL is kept as it is; a file is taken from the job file's folder.
+        ledger_path = ledger_file if is_postgres_url(ledger_file) else base_dir / ledger_file
     else:
-        raise InputError(f"{where}: '--ledger FILE' is required")
+        raise InputError(f"{where}: '--ledger LEDGER' is required")
     key = args.key if args.key is not None else _text(from_file.get("key"), "key", where)
     based_on = args.based_on
     if based_on is None:
@@ -189,22 +210,8 @@ def _release(args: argparse.Namespace) -> int:
         base_dir=base_dir,
         where=where,
         job_file=args.config,
-        more_outputs={"ledger": ledger_path},
+        more_outputs={"ledger": ledger_path if isinstance(ledger_path, Path) else None},
     )
-    if (
-        isinstance(job.input, str)
-        or isinstance(job.output, str)
-        or job.engine
-        not in (
-            None,
-            "embedded",
-        )
-    ):
-        # The ledger's policies read the source and the earlier releases in memory.
-        raise InputError(
-            f"{where}: 'kanonym release' records releases of files read into memory; "
-            "a database input or output goes through 'kanonym anonymize' (no ledger yet)"
-        )
     if job.report_html is not None:
         require_matplotlib()  # before the search, not after it
     ledger = release.Ledger(ledger_path)
@@ -221,13 +228,15 @@ def _release(args: argparse.Namespace) -> int:
             replay=replay,
             delimiter=job.delimiter,
             on_progress=bar.update,
+            engine=job.engine,
+            replace=job.replace,
         )
     if made is None:
         return 1
     print_warnings(made.result)
     if not args.quiet:
         files = written(job.output, job.report, job.report_html)
-        print(f"{summary(made.result)}; wrote {files}; {_recorded(made, ledger_path)}")
+        print(f"{summary(made.result)}; wrote {files}; {_recorded(made, ledger.name)}")
     return 0
 
 
@@ -241,9 +250,9 @@ def _release_recorded(ledger: Ledger, *args: Any, **kwargs: Any) -> LedgerReleas
         return None
 
 
-def _recorded(made: LedgerRelease, path: Path) -> str:
+def _recorded(made: LedgerRelease, ledger: str) -> str:
     entry = made.entry
-    notes = [f"recorded as release {entry.id} in {path} (seed {entry.seed})"]
+    notes = [f"recorded as release {entry.id} in {ledger} (seed {entry.seed})"]
     if entry.complementary:
         notes.append(
             f"quasi-identifier enlarged with {', '.join(entry.complementary)}, published by "
@@ -264,7 +273,7 @@ def _audit(args: argparse.Namespace) -> int:
         for name in args.releases:
             if not name.isdigit():
                 raise InputError(
-                    f"kanonym audit: '{name}' is not a release number of {args.ledger}; to audit "
+                    f"kanonym audit: '{name}' is not a release number of {ledger.name}; to audit "
                     "files, give --qi COL=HIERARCHY ... and --k"
                 )
             numbers.append(int(name))
@@ -315,7 +324,7 @@ def _ledger(args: argparse.Namespace) -> int:
         print(json.dumps([_listed(entry) for entry in entries]))
         return 0
     if not entries:
-        print(f"{args.ledger_file}: no release recorded")
+        print(f"{ledger.name}: no release recorded")
     for entry in entries:
         how = ", ".join(
             f"{what} {number}"

@@ -240,8 +240,10 @@ def prepare_write(
     ``decided_by`` names, for a group whose commit point is elsewhere, the
     record that commits it: ``{"database": SQLite file, "table": T, "column":
     C}``, committed when ``T`` has a row whose ``C`` is the primary journal's
-    path (the ledger's ``pending_files``). A failure removes whatever was
-    written.
+    path (the ledger's ``pending_files``); or ``{"database": postgresql:// URL
+    without a password, "schema": S, "table": T, "column": C}`` for a ledger in
+    a PostgreSQL schema (a group is left alone while its server cannot be
+    asked). A failure removes whatever was written.
 
     Raises:
         InputError: a destination is a directory, is listed twice, or cannot be
@@ -412,8 +414,10 @@ def _committed_elsewhere(decided_by: object, primary: Path) -> bool | None:
     """
     if not isinstance(decided_by, Mapping):
         return False
-    database = Path(str(decided_by.get("database", "")))
     table, column = str(decided_by.get("table", "")), str(decided_by.get("column", ""))
+    if str(decided_by.get("database", "")).startswith(("postgresql://", "postgres://")):
+        return _committed_in_server(decided_by, table, column, primary)
+    database = Path(str(decided_by.get("database", "")))
     if not database.is_file():
         return False
     if not (table.isidentifier() and column.isidentifier()):
@@ -427,6 +431,30 @@ def _committed_elsewhere(decided_by: object, primary: Path) -> bool | None:
         finally:
             connection.close()
     except sqlite3.Error:
+        return None
+    return found is not None
+
+
+def _committed_in_server(
+    decided_by: Mapping[str, object], table: str, column: str, primary: Path
+) -> bool | None:
+    """Whether a ledger in a PostgreSQL schema (``decided_by``'s ``database``, a URL without a
+    password, and ``schema``) committed the group; None when the server cannot be asked now
+    (unreachable, no password at hand, psycopg not installed): the group is then left for the
+    ledger's own recovery."""
+    try:
+        import psycopg
+        from psycopg import sql
+    except ImportError:
+        return None
+    schema = str(decided_by.get("schema", ""))
+    query = sql.SQL("SELECT 1 FROM {} WHERE {} = %s").format(
+        sql.Identifier(schema, table), sql.Identifier(column)
+    )
+    try:
+        with psycopg.connect(str(decided_by["database"]), connect_timeout=10) as connection:
+            found = connection.execute(query, [str(primary.absolute())]).fetchone()
+    except psycopg.Error:
         return None
     return found is not None
 

@@ -12,8 +12,13 @@ plans each new release against it:
   hierarchies, and keyed hashes of record keys;
 * :mod:`~kanonym.ledger.policy`: the policies (seed, key, complementary,
   temporal, linking), pure functions over records and tables;
-* :mod:`~kanonym.ledger.storage`: the SQLite file (:class:`LedgerStore`):
-  schema, locks, transactions, recovery;
+* :mod:`~kanonym.ledger.sources`: what the policies read of a source, in
+  memory or where its rows live (a PostgreSQL table);
+* :mod:`~kanonym.ledger.storage`: what is recorded in which transaction, and
+  recovery (:class:`LedgerStore`), in a store of
+  :mod:`~kanonym.ledger.database`'s interface: an SQLite file
+  (:mod:`~kanonym.ledger.sqlite`) or a PostgreSQL schema
+  (:mod:`~kanonym.ledger.postgres`);
 * :mod:`~kanonym.ledger.session`: one release planned, checked and recorded.
 
 The release step runs the search in between: :class:`kanonym.Ledger`

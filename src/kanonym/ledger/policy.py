@@ -56,11 +56,13 @@ import polars as pl
 from kanonym._version import __version__
 from kanonym.attacks.complementary import AuditResult, ancestor_pairs, leaf_covers, link
 from kanonym.config import AnonymizationConfig, HierarchyLike
+from kanonym.engine.postgres import is_postgres_url
 from kanonym.errors import InputError, VerificationError
 from kanonym.hierarchy import Hierarchy, SuppressBuilder, parse_hierarchy
-from kanonym.io import Table
 from kanonym.ledger.fingerprints import KEY_HASH, KEY_TEXT, hierarchy_fingerprint
+from kanonym.ledger.postgres import table_name
 from kanonym.ledger.records import HierarchyRecord, LedgerEntry
+from kanonym.ledger.sources import ROWS, SourceRows, duplicated
 from kanonym.verify import measure, verify_models
 
 if TYPE_CHECKING:
@@ -97,7 +99,10 @@ class ReleasePlan:
 
 
 def source_name(data: object) -> str:
-    """How the ledger names a source: its file's absolute path, or ``<DataFrame>``."""
+    """How the ledger names a source: its file's absolute path, a database table's URL
+    without a password (:func:`~kanonym.ledger.postgres.table_name`), or ``<DataFrame>``."""
+    if is_postgres_url(data):
+        return table_name(str(data))
     return str(Path(data).resolve()) if isinstance(data, str | Path) else DATAFRAME_SOURCE
 
 
@@ -150,7 +155,7 @@ def keyed_before(
 
 
 def plan_release(
-    table: Table,
+    table: SourceRows,
     config: AnonymizationConfig,
     *,
     same: Sequence[LedgerEntry],
@@ -204,10 +209,10 @@ def plan_release(
         # role stays unassigned, and is refused as such, rather than being released.
         unchanged = {*config.sensitive, *config.insensitive}
         if config.keep_unlisted:
-            unchanged.update(config.unassigned(table.frame.columns))
+            unchanged.update(config.unassigned(table.columns))
         complementary = tuple(
             c
-            for c in table.frame.columns
+            for c in table.columns
             if c in before and c in unchanged and c not in identifying and c != key
         )
         for name in complementary:
@@ -279,7 +284,7 @@ def choose_seed(
 
 
 def key_policy(
-    table: Table, config: AnonymizationConfig, key: str | None, base: LedgerEntry | None
+    table: SourceRows, config: AnonymizationConfig, key: str | None, base: LedgerEntry | None
 ) -> tuple[str, ...]:
     """Check the key column; returns the identifying columns for the search.
 
@@ -300,9 +305,9 @@ def key_policy(
             )
     if key is None:
         return config.identifying
-    if key not in table.frame.columns:
+    if key not in table.columns:
         raise InputError(
-            f"{table.source}: key column '{key}' not found; columns are {table.frame.columns}"
+            f"{table.source}: key column '{key}' not found; columns are {list(table.columns)}"
         )
     if key in config.hierarchies or key in config.sensitive:
         raise InputError(f"key column '{key}' is never released, so it cannot be a released role")
@@ -310,19 +315,19 @@ def key_policy(
     return tuple(name for name in config.identifying if name != key)
 
 
-def require_unique_keys(table: Table, key: str) -> None:
+def require_unique_keys(table: SourceRows, key: str) -> None:
     """Refuse a key column in which two rows share a key (checked before the ledger is touched)."""
-    duplicated = int(table.frame.get_column(key).is_duplicated().sum())
-    if duplicated:
+    shared = duplicated(table, key)
+    if shared:
         # A key identifies a person (an SSN): the message never shows its values.
         raise InputError(
-            f"{table.source}: key column '{key}': {duplicated} rows share their key with "
+            f"{table.source}: key column '{key}': {shared} rows share their key with "
             "another row (key values are not shown); give every record a key of its own"
         )
 
 
 def earlier_hierarchies(
-    frame: pl.DataFrame,
+    source: SourceRows,
     same: Sequence[LedgerEntry],
     stored: Mapping[int, Mapping[str, Hierarchy]],
 ) -> dict[str, HierarchyLike]:
@@ -330,18 +335,20 @@ def earlier_hierarchies(
 
     ``stored`` holds, per release, the hierarchies the ledger kept (none for
     a release recorded before it kept them). The recorded hierarchy is used
-    when it still covers the column's values in ``frame``, else its spec,
+    when it still covers the column's values in ``source``, else its spec,
     to be rebuilt on this table (a grown table has new values).
     """
     found: dict[str, HierarchyLike] = {}
+    values: dict[str, set[str | None]] = {}  # per column, read once
     for entry in sorted(same, key=lambda e: e.id):
         kept = stored.get(entry.id, {})
         for name, record in entry.quasi_identifiers.items():
-            if name not in frame.columns:
+            if name not in source.columns:
                 continue
             hierarchy = kept.get(name)
-            values = set(frame.get_column(name).cast(pl.String).unique().to_list())
-            if hierarchy is not None and values <= set(hierarchy.leaves):
+            if hierarchy is not None and name not in values:
+                values[name] = set(source.counted([name]).get_column(name).to_list())
+            if hierarchy is not None and values[name] <= set(hierarchy.leaves):
                 found[name] = hierarchy
                 continue
             with contextlib.suppress(InputError):  # an ARX file since removed
@@ -416,7 +423,7 @@ def keep_published_generality(
     hashed: pl.DataFrame,
     previous: pl.DataFrame,
     base: LedgerEntry,
-    source: pl.DataFrame,
+    source: SourceRows,
 ) -> tuple[Result, int]:
     """Build on the earlier release: a record keeps the generality it was published with.
 
@@ -470,7 +477,16 @@ def keep_published_generality(
             f"keeping what release {base.id} published for {changed} cell(s) leaves "
             f"{summary.rows_below_k} rows in classes smaller than {result.config.k}"
         )
-    verify_models(table, columns=columns, source=source, models=result.models)
+    # The models' reference distributions are counted where the source's rows are.
+    attributes = list(dict.fromkeys(a for m in result.models for a in m.sensitive_attributes))
+    reference = source.counted(attributes) if attributes else pl.DataFrame(schema={ROWS: pl.Int64})
+    verify_models(
+        table.with_columns(pl.lit(1, pl.Int64).alias(ROWS)),
+        columns=columns,
+        source=reference,
+        models=result.models,
+        weight=ROWS,
+    )
     return dataclasses.replace(result, released=table), changed
 
 
@@ -670,10 +686,11 @@ def new_entry(
     source: str,
     fingerprint: str,
     release_sha256: str,
-    output: Path,
+    output: str,
     report: Path | None,
 ) -> LedgerEntry:
-    """The record of ``result``, made under ``plan``, as release number ``release_id``."""
+    """The record of ``result``, made under ``plan``, as release number ``release_id``;
+    ``output`` is the release's file (absolute) or table (a URL without a password)."""
     return LedgerEntry(
         id=release_id,
         created=datetime.now(UTC).isoformat(timespec="seconds"),
@@ -696,6 +713,6 @@ def new_entry(
         based_on=None if plan.base is None else plan.base.id,
         replay_of=None if plan.replayed is None else plan.replayed.id,
         complementary=plan.complementary,
-        output=str(output.resolve()),
+        output=output,
         report=None if report is None else str(report.resolve()),
     )

@@ -14,13 +14,16 @@ lock is released. This module reads and writes through
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import polars as pl
+
 from kanonym.config import AnonymizationConfig
-from kanonym.io import Table
+from kanonym.errors import InputError
 from kanonym.ledger.fingerprints import table_fingerprint
 from kanonym.ledger.policy import (
     ReleasePlan,
@@ -39,12 +42,11 @@ from kanonym.ledger.policy import (
     without_key,
 )
 from kanonym.ledger.records import LedgerEntry, LedgerRelease
-from kanonym.ledger.storage import LedgerStore
+from kanonym.ledger.sources import SourceRows
+from kanonym.ledger.storage import LedgerStore, TableOutput
 from kanonym.models import required_k
 
 if TYPE_CHECKING:
-    import polars as pl
-
     from kanonym.result import Result
 
 
@@ -54,7 +56,7 @@ class ReleaseSession:
 
     Attributes:
         store: the ledger.
-        table: the source, loaded.
+        table: the source, as the ledger reads it (in memory, or where its rows live).
         source: its name (:func:`~kanonym.ledger.policy.source_name`).
         fingerprint: its :func:`~kanonym.ledger.fingerprints.table_fingerprint`.
         plan: the job as the policies turned it.
@@ -63,7 +65,7 @@ class ReleaseSession:
     """
 
     store: LedgerStore
-    table: Table
+    table: SourceRows
     source: str
     fingerprint: str
     plan: ReleasePlan
@@ -74,18 +76,30 @@ class ReleaseSession:
         self,
         result: Result,
         *,
-        output: str | Path,
+        output: str | Path | TableOutput,
         report: str | Path | None = None,
         report_html: str | Path | None = None,
     ) -> LedgerRelease:
         """Check the verified ``result`` against the earlier releases, write it and record it.
 
+        ``output`` is a file, or a :class:`~kanonym.ledger.storage.TableOutput`: a
+        table of the database where a PostgreSQL engine keeps ``result``. The
+        ledger's checks read the release in memory (copied out of the database
+        once: its rows are fingerprinted, linked with the earlier releases and
+        kept in the ledger); a table output is then published where it is.
+
         Raises:
-            InputError: a replay that does not reproduce its original.
+            InputError: a replay that does not reproduce its original; a table
+                output that would need cells kept from ``based_on`` (the table is
+                published where its rows are, as the engine built it).
             VerificationError: the temporal check or the linking with earlier
                 releases failed. Nothing is written or recorded then.
         """
         plan, hashed = self.plan, self.key_hashes
+        table = output if isinstance(output, TableOutput) else None
+        if not isinstance(result.released, pl.DataFrame):
+            # Copied out once; a table output holds the engine's release until published.
+            result = dataclasses.replace(result, released=result.table)
         published = None
         previous = None  # what plan.base published per record, read once
         kept_cells = 0
@@ -93,13 +107,21 @@ class ReleaseSession:
             if plan.base is not None:
                 previous = self.store.published(plan.base.id)
                 result, kept_cells = keep_published_generality(
-                    result, plan.key, hashed, previous, plan.base, self.table.frame
+                    result, plan.key, hashed, previous, plan.base, self.table
                 )
+                if kept_cells and table is not None:
+                    raise InputError(
+                        f"`based_on={plan.base.id}`: {kept_cells} cell(s) keep what release "
+                        f"{plan.base.id} published, which a table output cannot hold yet (it "
+                        "is published as the engine built it); write this release to a file"
+                    )
             published = published_per_record(
                 result.table, plan.key, hashed, list(result.hierarchies)
             )
             # The key leaves the release here; the report lists it as identifying.
             result = without_key(result, plan.key)
+            if table is not None:
+                table = table.without(plan.key)
         release_sha256 = table_fingerprint(result.table)
         check_replay(plan.replayed, release_sha256)
         if plan.base is not None and published is not None and previous is not None:
@@ -117,7 +139,7 @@ class ReleaseSession:
             plan,
             result,
             published,
-            output=Path(output),
+            output=table if table is not None else Path(str(output)),
             report=None if report is None else Path(report),
             report_html=None if report_html is None else Path(report_html),
             kept_cells=kept_cells,
@@ -131,7 +153,7 @@ class ReleaseSession:
 @contextlib.contextmanager
 def release_session(
     store: LedgerStore,
-    table: Table,
+    table: SourceRows,
     config: AnonymizationConfig,
     *,
     source: str,
@@ -158,22 +180,22 @@ def release_session(
         replayed = None if replay is None else lookup(by_id, replay, "replay")
         base = None if based_on is None else lookup(by_id, based_on, "based_on")
         key = key or (base.key if base else None) or (replayed.key if replayed else None)
-        columns = table.frame.columns
+        columns = table.columns
         hashed: pl.DataFrame | None = None
         sharing: set[int] = set()
         if key is not None and key in columns:
             # Hashing the keys creates a new ledger (for its secret): a table
             # the key policy refuses must not create one.
-            fresh = not store.path.exists()
+            fresh = not store.database.exists()
             if fresh and key not in config.hierarchies and key not in config.sensitive:
                 require_unique_keys(table, key)
-            hashed, sharing = store.record_keys(table.frame.get_column(key))
+            hashed, sharing = store.record_keys(table.counted([key]).get_column(key))
         elif key is None:
             # A key column an earlier release of this source (same file or
             # content, or sharing record keys) was made with stays a key: it is
             # never released, even when this run does not name it.
             for column in earlier_keys(entries, columns):
-                candidate, shared = store.record_keys(table.frame.get_column(column))
+                candidate, shared = store.record_keys(table.counted([column]).get_column(column))
                 if keyed_before(entries, column, shared, source, fingerprint):
                     key, hashed, sharing = column, candidate, shared
                     break
@@ -187,7 +209,7 @@ def release_session(
             base=base,
             replayed=replayed,
             last_id=max((e.id for e in entries), default=0),
-            earlier_hierarchies=earlier_hierarchies(table.frame, same, stored),
+            earlier_hierarchies=earlier_hierarchies(table, same, stored),
         )
         yield ReleaseSession(
             store=store,

@@ -1,21 +1,38 @@
-"""The ledger's storage: one SQLite file, its schema, locks, transactions and recovery.
+"""The ledger's storage: what is recorded of a release, in which transaction, and recovery.
 
-The ledger is one SQLite file (schema below, version :data:`LEDGER_SCHEMA_VERSION`,
-recorded in ``PRAGMA user_version``; ``PRAGMA application_id`` marks the file as
-a kanonym ledger). A release is computed and verified by the ordinary pipeline,
-written atomically, and recorded in one transaction (:meth:`LedgerStore.write_and_record`):
-if writing fails nothing is recorded, and if recording fails the written files
-are removed. Releases of one source are made one at a time
-(:meth:`LedgerStore.source_lock`), so that each is planned against every
-earlier one (:mod:`kanonym.ledger.policy`).
+A ledger lives in one SQLite file (:mod:`kanonym.ledger.sqlite`) or in a
+schema of a PostgreSQL database (:mod:`kanonym.ledger.postgres`), chosen by
+the form of its name (a ``postgresql://`` URL); both hold the same tables
+(:data:`~kanonym.ledger.database.SCHEMA`) and every decision below is made
+here, once, for both. A release is computed and verified by the ordinary
+pipeline, then written and recorded (:meth:`LedgerStore.write_and_record`) so
+that it is at its destination only if the ledger records it:
+
+* **files**: written beside their paths, then recorded in one transaction
+  with their write journal, which is the commit point; the files are renamed
+  into place after it, and a kill between the two is completed by the
+  ledger's next use (:meth:`LedgerStore.recover`).
+* **a table of the ledger's own database** (PostgreSQL): recorded in the
+  transaction that creates the table, which commits both at once.
+* **a table of another database**: recorded first, with the id of the
+  transaction that will create the table (``pending_tables``), then the table
+  is committed, then the record confirmed. Until confirmed the release is not
+  listed; the ledger's next recorder asks that database whether the
+  transaction committed (``pg_xact_status``) and keeps the record or removes
+  it. The ledger's lock of recording (:meth:`LedgerDatabase.write_lock`) is
+  held from choosing the release's number until it is confirmed, so the
+  record removed is always the last one: numbers stay 1, 2, 3, ... with no gap.
+
+Releases of one source are made one at a time (:meth:`LedgerStore.source_lock`),
+so that each is planned against every earlier one (:mod:`kanonym.ledger.policy`).
 
 Example (a ledger is created with its first record; until then it reads as empty):
     >>> import tempfile
     >>> store = LedgerStore(Path(tempfile.mkdtemp()) / "ledger.sqlite")
-    >>> store.entries(), store.path.exists()
+    >>> store.entries(), store.database.exists()
     ((), False)
     >>> hashed, sharing = store.record_keys(pl.Series(["a", "b"]))
-    >>> hashed.height, sharing, store.path.exists()
+    >>> hashed.height, sharing, store.database.exists()
     (2, set(), True)
 """
 
@@ -23,29 +40,30 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import fcntl
-import hashlib
 import io
 import json
-import os
-import secrets
-import sqlite3
+import socket
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from kanonym.engine.postgres import is_postgres_url
 from kanonym.errors import InputError, LedgerPendingError
 from kanonym.hierarchy import Hierarchy
 from kanonym.io import load
 from kanonym.io.write import (
-    PreparedWrite,
     finish,
     interrupts_held,
     prepare_write,
     recover,
-    sync_directory,
+)
+from kanonym.ledger.database import (
+    LEDGER_SCHEMA_VERSION,
+    RELEASE_TABLES,
+    LedgerDatabase,
+    Session,
 )
 from kanonym.ledger.fingerprints import KEY_HASH, hash_keys, row_fingerprints, table_fingerprint
 from kanonym.ledger.policy import (
@@ -56,283 +74,158 @@ from kanonym.ledger.policy import (
     resolve_hierarchies,
     same_source,
 )
+from kanonym.ledger.postgres import (
+    PostgresDatabase,
+    TableOutput,
+    first_line,
+    same_database,
+    table_name,
+    transaction_status,
+    without_password,
+)
 from kanonym.ledger.records import HierarchyRecord, LedgerEntry, LedgerRelease
+from kanonym.ledger.sqlite import SqliteDatabase
 from kanonym.report import payloads as report_payloads
 
 if TYPE_CHECKING:
     from kanonym.attacks.complementary import AuditResult
     from kanonym.result import Result
 
-LEDGER_SCHEMA_VERSION = 2
-"""Version of the ledger's tables; a ledger of a newer version is refused.
+__all__ = ["LEDGER_SCHEMA_VERSION", "LedgerStore", "TableOutput"]
 
-Version 2 added ``release_content`` (each release's table and resolved
-hierarchies, so that the ledger can audit its releases without the files)
-and ``pending_files`` (releases recorded whose files may not all be in place
-yet). A version 1 ledger is upgraded when opened for writing; its earlier
-releases are then read back from their files (checked by fingerprint).
-"""
-
-BUSY_TIMEOUT_SECONDS = 30.0
-"""How long a release waits for another process's ledger transaction to end."""
-
-_APPLICATION_ID = 0x6B616E6C  # "kanl": marks the SQLite file as a kanonym ledger
 _CLASS = "__kanonym_class"
-
-_V2_SCHEMA = (
-    # What each release published, as Parquet, and the hierarchies it resolved
-    # (JSON: column -> levels), so an audit needs neither the files nor the specs.
-    """CREATE TABLE release_content (
-        release_id INTEGER PRIMARY KEY REFERENCES releases (id),
-        release_table BLOB NOT NULL,
-        hierarchies TEXT NOT NULL
-    )""",
-    # A release recorded before its files were renamed into place: the journal
-    # (kanonym.io.write) that completes them, until they are confirmed.
-    """CREATE TABLE pending_files (
-        release_id INTEGER PRIMARY KEY REFERENCES releases (id),
-        journal TEXT NOT NULL
-    )""",
-)
-
-_SCHEMA = (
-    # The secret of the keyed hash of record keys (see Ledger.published).
-    "CREATE TABLE meta (name TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID",
-    """CREATE TABLE releases (
-        id INTEGER PRIMARY KEY,
-        created TEXT NOT NULL,
-        kanonym_version TEXT NOT NULL,
-        source TEXT NOT NULL,
-        source_sha256 TEXT NOT NULL,
-        source_rows INTEGER NOT NULL,
-        quasi_identifiers TEXT NOT NULL,
-        hierarchies TEXT NOT NULL,
-        models TEXT NOT NULL,
-        transformation TEXT,
-        recoding TEXT,
-        seed INTEGER NOT NULL CHECK (seed >= 0),
-        released_columns TEXT NOT NULL,
-        released_rows INTEGER NOT NULL,
-        release_sha256 TEXT NOT NULL,
-        key_column TEXT,
-        based_on INTEGER REFERENCES releases (id) CHECK (based_on < id),
-        replay_of INTEGER REFERENCES releases (id) CHECK (replay_of < id),
-        complementary TEXT NOT NULL,
-        output TEXT NOT NULL,
-        report TEXT
-    )""",
-    # A release's distinct released quasi-identifier tuples (its classes), once each.
-    """CREATE TABLE published_classes (
-        release_id INTEGER NOT NULL REFERENCES releases (id),
-        class INTEGER NOT NULL,
-        qi_values TEXT NOT NULL,
-        PRIMARY KEY (release_id, class)
-    ) WITHOUT ROWID""",
-    # Per released record: the keyed hash of its key and its class.
-    """CREATE TABLE published (
-        release_id INTEGER NOT NULL,
-        key_hash BLOB NOT NULL,
-        class INTEGER NOT NULL,
-        PRIMARY KEY (release_id, key_hash),
-        FOREIGN KEY (release_id, class) REFERENCES published_classes (release_id, class)
-    ) WITHOUT ROWID""",
-    # Every release, keyed or not: the SHA-256 of each distinct released row
-    # (its values in column order, see fingerprints.row_fingerprints) and how often it occurs.
-    """CREATE TABLE released_rows (
-        release_id INTEGER NOT NULL REFERENCES releases (id),
-        row_sha256 BLOB NOT NULL,
-        occurrences INTEGER NOT NULL CHECK (occurrences > 0),
-        PRIMARY KEY (release_id, row_sha256)
-    ) WITHOUT ROWID""",
-    *(
-        # Version 2 (see LEDGER_SCHEMA_VERSION).
-        _V2_SCHEMA
-    ),
-    "CREATE INDEX releases_source ON releases (source)",
-    # The seed rule, enforced by the database too (a replay re-uses its original's seed).
-    "CREATE UNIQUE INDEX releases_seed ON releases (source_sha256, seed) WHERE replay_of IS NULL",
-)
 
 
 class LedgerStore:
-    """A ledger file: opened (created if absent and ``create``), checked, then read and written.
+    """A ledger: opened (created with its first record if absent and ``create``), checked,
+    then read and written.
 
-    :class:`kanonym.Ledger` adds to it the making of a release
-    (:meth:`kanonym.Ledger.release`).
+    ``path`` is an SQLite file, or a ``postgresql://USER@HOST:PORT/DB?schema=NAME`` URL
+    (:mod:`kanonym.ledger.postgres`). :class:`kanonym.Ledger` adds the making of a
+    release (:meth:`kanonym.Ledger.release`).
+
+    Attributes:
+        database: where the ledger lives (:class:`~kanonym.ledger.database.LedgerDatabase`).
+        path: the ledger's file (None for a ledger in PostgreSQL).
+        name: the ledger as messages name it (a URL without its password).
 
     Raises:
-        InputError: the path is a directory, cannot be opened, is not an SQLite
+        InputError: the file is a directory, cannot be opened, is not an SQLite
             database, is a database of another application, or has a ledger
-            schema newer than this kanonym's; or (``create=False``) does not exist.
+            schema newer than this kanonym's; the server cannot be reached, or
+            the schema holds another application's tables; or (``create=False``)
+            no ledger is there.
     """
 
     def __init__(self, path: str | Path, *, create: bool = True) -> None:
-        self.path = Path(path)
-        if self.path.is_dir():
-            raise InputError(f"{self.path}: is a directory, not a ledger file")
-        if not create and not self.path.exists():
-            raise InputError(f"{self.path}: ledger not found")
+        self.database: LedgerDatabase = (
+            PostgresDatabase(str(path), create=create)
+            if is_postgres_url(path)
+            else SqliteDatabase(Path(path), create=create)
+        )
+        self.path = self.database.file
+        self.name = self.database.name
         self._read_only = not create
-        if not self.path.exists():
-            if not self.path.parent.is_dir():
-                raise InputError(
-                    f"{self.path}: cannot open ledger (directory {self.path.parent} does not exist)"
-                )
-            # Created (atomically) when the first release is recorded, never before:
-            # a release that fails leaves no ledger, and none is ever removed.
-            return
-        with self._connect() as connection:
-            try:
-                app_id = connection.execute("PRAGMA application_id").fetchone()[0]
-                version = connection.execute("PRAGMA user_version").fetchone()[0]
-                objects = connection.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
-            except sqlite3.DatabaseError:
-                raise InputError(
-                    f"{self.path}: not a kanonym ledger (not an SQLite database)"
-                ) from None
-            if (app_id, version, objects) == (0, 0, 0):
-                if not create:
-                    raise InputError(f"{self.path}: an empty database, not a kanonym ledger")
-                self._create(connection)
-            elif app_id != _APPLICATION_ID:
-                raise InputError(
-                    f"{self.path}: not a kanonym ledger (an SQLite database of another application)"
-                )
-            elif version > LEDGER_SCHEMA_VERSION:
-                raise InputError(
-                    f"{self.path}: ledger schema version {version} is newer than this kanonym "
-                    f"supports ({LEDGER_SCHEMA_VERSION}); upgrade kanonym"
-                )
-            elif version < 1:
-                raise InputError(f"{self.path}: damaged kanonym ledger (schema version {version})")
-            elif version < LEDGER_SCHEMA_VERSION and create:
-                self._upgrade(connection)
         if create:
             self.recover()
 
-    @contextlib.contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        """A connection in autocommit mode: every transaction is an explicit BEGIN."""
-        try:
-            if self._read_only:
-                connection = sqlite3.connect(
-                    f"{self.path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None
-                )
-            else:
-                if not self.path.exists():
-                    self._create_file()
-                connection = sqlite3.connect(
-                    self.path, isolation_level=None, timeout=BUSY_TIMEOUT_SECONDS
-                )
-        except sqlite3.Error as error:
-            raise InputError(f"{self.path}: cannot open ledger ({error})") from None
-        try:
-            connection.execute("PRAGMA foreign_keys = ON")
-            yield connection
-        except sqlite3.DatabaseError as error:
-            raise InputError(f"{self.path}: ledger error ({error})") from None
-        finally:
-            connection.close()
-
-    def _create_file(self) -> None:
-        """Create the ledger whole or not at all: built beside it, then linked into place.
-
-        A full disk or a kill leaves at most the hidden temporary, never a
-        partial ledger; of several processes creating it at once, the first
-        link wins and the others use that ledger. The file is private (0600):
-        it holds the secret of the record keys' hashes.
-        """
-        temporary = self.path.with_name(f".{self.path.name}.{secrets.token_hex(4)}.new")
-        try:
-            os.close(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-            connection = sqlite3.connect(temporary, isolation_level=None)
-            try:
-                self._create(connection)
-            finally:
-                connection.close()
-            descriptor = os.open(temporary, os.O_RDONLY)
-            try:
-                os.fsync(descriptor)
-            finally:
-                os.close(descriptor)
-            with contextlib.suppress(FileExistsError):
-                os.link(temporary, self.path)
-            sync_directory(self.path.parent)
-        except (OSError, sqlite3.Error) as error:
-            reason = error.strerror if isinstance(error, OSError) else str(error)
-            raise InputError(f"{self.path}: cannot create the ledger ({reason})") from None
-        finally:
-            with contextlib.suppress(OSError):
-                temporary.unlink()
-
     def recover(self) -> list[int]:
-        """Finish the files of releases recorded while their writing was interrupted.
+        """Complete or undo what releases left when they were interrupted.
 
-        A release is recorded (its transaction committed) before its files
-        are renamed into place, with its write journal in ``pending_files``;
-        a release killed between the two is completed here, on the ledger's
-        next use, and interrupted writes of releases the ledger never recorded
-        are undone in the folders of its releases. Returns the ids completed.
+        A release to files is recorded (its transaction committed) before its
+        files are renamed into place, with its write journal in
+        ``pending_files``; a release killed between the two is completed here,
+        on the ledger's next use, and interrupted writes of releases the
+        ledger never recorded are undone in the folders of its releases. A
+        release whose table another database was publishing when it was
+        interrupted is kept if that committed and removed if not
+        (:meth:`write_and_record`); when that database cannot tell now, it is
+        left to the next release recorded. Returns the ids completed.
         """
-        if self._read_only or not self.path.exists():
+        if self._read_only or not self.database.exists():
             return []
-        with self._connect() as connection:
-            if not _has_table(connection, "pending_files"):
-                return []
-            pending = connection.execute(
-                "SELECT release_id, journal FROM pending_files ORDER BY release_id"
+        with self.database.write_lock(wait=False) as held:
+            if held:
+                with contextlib.suppress(InputError):
+                    self._settle_tables()
+        with self.database.connect(write=False) as session:
+            # Another machine's journals are its own to finish (a ledger in PostgreSQL).
+            pending = session.execute(
+                "SELECT release_id, journal FROM pending_files "
+                "WHERE host IS NULL OR host = ? ORDER BY release_id",
+                (socket.gethostname(),),
             ).fetchall()
-            outputs = [r[0] for r in connection.execute("SELECT output FROM releases").fetchall()]
+            outputs = [r[0] for r in session.execute("SELECT output FROM releases").fetchall()]
         done = [int(i) for i, journal in pending if finish(Path(journal))]
         if done:
-            with self._connect() as connection:
-                connection.execute("BEGIN IMMEDIATE")
-                connection.executemany(
-                    "DELETE FROM pending_files WHERE release_id = ?", [(i,) for i in done]
-                )
-                _commit(connection)
-        for folder in dict.fromkeys(Path(output).parent for output in outputs):
+            with self.database.connect(write=True) as session:
+                self.database.begin_write(session)
+                for release_id in done:
+                    session.execute("DELETE FROM pending_files WHERE release_id = ?", (release_id,))
+                _commit(session)
+        for folder in dict.fromkeys(Path(o).parent for o in outputs if not is_postgres_url(o)):
             recover(folder)
         return done
 
-    def _create(self, connection: sqlite3.Connection) -> None:
-        connection.execute("BEGIN IMMEDIATE")
-        try:
-            # Another process may have created it between our check and the lock.
-            if connection.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0:
-                for statement in _SCHEMA:
-                    connection.execute(statement)
-                connection.execute(
-                    "INSERT INTO meta VALUES ('key_secret', ?)", (secrets.token_bytes(32),)
-                )
-                connection.execute(f"PRAGMA application_id = {_APPLICATION_ID}")
-                connection.execute(f"PRAGMA user_version = {LEDGER_SCHEMA_VERSION}")
-            connection.execute("COMMIT")
-        except BaseException:
-            with contextlib.suppress(sqlite3.Error):
-                connection.execute("ROLLBACK")
-            raise
+    def _settle_tables(self) -> None:
+        """Settle every release recorded while its table was published in another database
+        (:meth:`_settle_table`); called with the ledger's lock of recording held.
 
-    def _upgrade(self, connection: sqlite3.Connection) -> None:
-        """Version 1 -> 2: add the tables version 2 introduced (nothing else changed)."""
-        connection.execute("BEGIN IMMEDIATE")
+        Raises:
+            InputError: that database cannot tell now whether a table committed.
+        """
+        if not self.database.exists():
+            return
+        with self.database.connect(write=False) as session:
+            pending = session.execute(
+                "SELECT release_id, destination, transaction_id FROM pending_tables "
+                "ORDER BY release_id"
+            ).fetchall()
+        for release_id, destination, transaction in pending:
+            self._settle_table(int(release_id), str(destination), str(transaction))
+
+    def _settle_table(self, release_id: int, destination: str, transaction: str) -> bool:
+        """Keep release ``release_id`` if the transaction publishing its table committed,
+        remove every record of it if not; returns whether it is kept.
+
+        Raises:
+            InputError: the table's database cannot be reached or cannot tell.
+        """
         try:
-            if connection.execute("PRAGMA user_version").fetchone()[0] == 1:
-                for statement in _V2_SCHEMA:
-                    connection.execute(statement)
-                connection.execute(f"PRAGMA user_version = {LEDGER_SCHEMA_VERSION}")
-            connection.execute("COMMIT")
-        except BaseException:
-            with contextlib.suppress(sqlite3.Error):
-                connection.execute("ROLLBACK")
-            raise
+            status = transaction_status(destination, transaction)
+        except InputError as error:
+            status, reason = None, str(error)
+        else:
+            reason = f"transaction {transaction} is {status or 'too old to tell'}"
+        if status not in ("committed", "aborted"):
+            raise InputError(
+                f"{self.name}: release {release_id} was recorded while its table was being "
+                f"published, and whether that committed cannot be told now ({reason}); "
+                "nothing written"
+            )
+        with self.database.connect(write=True) as session:
+            self.database.begin_write(session)
+            if status == "committed":
+                session.execute("DELETE FROM pending_tables WHERE release_id = ?", (release_id,))
+            else:
+                for table in RELEASE_TABLES:
+                    session.execute(f"DELETE FROM {table} WHERE release_id = ?", (release_id,))
+                session.execute("DELETE FROM releases WHERE id = ?", (release_id,))
+            _commit(session)
+        return status == "committed"
 
     def entries(self) -> tuple[LedgerEntry, ...]:
         """Every recorded release, oldest first."""
-        if not self.path.exists():
+        if not self.database.exists():
             return ()
-        with self._connect() as connection:
-            cursor = connection.execute("SELECT * FROM releases ORDER BY id")
+        with self.database.connect(write=False) as session:
+            # A release whose table another database has not committed yet is not recorded yet.
+            hidden = (
+                " WHERE id NOT IN (SELECT release_id FROM pending_tables)"
+                if self.database.has_table(session, "pending_tables")
+                else ""
+            )
+            cursor = session.execute(f"SELECT * FROM releases{hidden} ORDER BY id")
             names = [column[0] for column in cursor.description]
             rows = cursor.fetchall()
         return tuple(self._entry(dict(zip(names, row, strict=True))) for row in rows)
@@ -342,7 +235,7 @@ class LedgerStore:
         for entry in self.entries():
             if entry.id == release_id:
                 return entry
-        raise InputError(f"{self.path}: no release {release_id} in the ledger")
+        raise InputError(f"{self.name}: no release {release_id} in the ledger")
 
     def published(self, release_id: int) -> pl.DataFrame:
         """What a keyed release published per record: ``key_hash`` and its quasi-identifiers.
@@ -354,8 +247,8 @@ class LedgerStore:
         without a key.
         """
         entry = self.entry(release_id)
-        with self._connect() as connection:
-            rows = connection.execute(
+        with self.database.connect(write=False) as session:
+            rows = session.execute(
                 "SELECT key_hash, qi_values FROM published JOIN published_classes "
                 "USING (release_id, class) WHERE release_id = ? ORDER BY key_hash",
                 (release_id,),
@@ -380,10 +273,10 @@ class LedgerStore:
             InputError: no such release, or (version 1) its file is gone or changed.
         """
         entry = self.entry(release_id)
-        with self._connect() as connection:
+        with self.database.connect(write=False) as session:
             found = None
-            if _has_table(connection, "release_content"):
-                found = connection.execute(
+            if self.database.has_table(session, "release_content"):
+                found = session.execute(
                     "SELECT release_table FROM release_content WHERE release_id = ?",
                     (release_id,),
                 ).fetchone()
@@ -410,10 +303,10 @@ class LedgerStore:
         each hierarchy's spec (:attr:`LedgerEntry.quasi_identifiers`).
         """
         entry = self.entry(release_id)
-        with self._connect() as connection:
+        with self.database.connect(write=False) as session:
             found = None
-            if _has_table(connection, "release_content"):
-                found = connection.execute(
+            if self.database.has_table(session, "release_content"):
+                found = session.execute(
                     "SELECT hierarchies FROM release_content WHERE release_id = ?", (release_id,)
                 ).fetchone()
         if found is None:
@@ -495,12 +388,12 @@ class LedgerStore:
                 report=None if row["report"] is None else str(row["report"]),
             )
         except (KeyError, ValueError, TypeError, AttributeError) as error:
-            raise InputError(f"{self.path}: release {row.get('id')} is damaged ({error})") from None
+            raise InputError(f"{self.name}: release {row.get('id')} is damaged ({error})") from None
 
-    def _secret(self, connection: sqlite3.Connection) -> bytes:
-        found = connection.execute("SELECT value FROM meta WHERE name = 'key_secret'").fetchone()
+    def _secret(self, session: Session) -> bytes:
+        found = session.execute("SELECT value FROM meta WHERE name = 'key_secret'").fetchone()
         if found is None or not isinstance(found[0], bytes):
-            raise InputError(f"{self.path}: damaged kanonym ledger (no key secret)")
+            raise InputError(f"{self.name}: damaged kanonym ledger (no key secret)")
         return found[0]
 
     def record_keys(self, keys: pl.Series) -> tuple[pl.DataFrame, set[int]]:
@@ -509,46 +402,25 @@ class LedgerStore:
 
         Hashing needs the ledger's secret, so it creates the ledger if absent.
         """
-        with self._connect() as connection:
-            hashed = hash_keys(self._secret(connection), keys)
+        with self.database.connect(write=True) as session:
+            hashed = hash_keys(self._secret(session), keys)
             # One read transaction (a statement each would be many times slower).
-            connection.execute("BEGIN")
-            connection.execute("CREATE TEMP TABLE candidate (key_hash BLOB PRIMARY KEY)")
-            connection.executemany(
-                "INSERT OR IGNORE INTO candidate VALUES (?)",
-                ((h,) for h in hashed.get_column(KEY_HASH).to_list()),
+            session.execute("BEGIN")
+            session.execute("CREATE TEMP TABLE candidate (key_hash BLOB PRIMARY KEY)")
+            session.insert(
+                "candidate", [(h,) for h in hashed.get_column(KEY_HASH).unique().to_list()]
             )
-            sharing = connection.execute(
+            sharing = session.execute(
                 "SELECT DISTINCT release_id FROM published JOIN candidate USING (key_hash)"
             ).fetchall()
-            connection.execute("ROLLBACK")
+            session.execute("ROLLBACK")
         return hashed, {int(row[0]) for row in sharing}
 
-    @contextlib.contextmanager
-    def source_lock(self, names: Sequence[str]) -> Iterator[None]:
-        """Hold the ledger's lock of each source name (its path, its fingerprint), waiting.
-
-        One lock file beside the ledger (``.NAME.lock``, empty, kept) carries one
-        byte-range lock per source name (POSIX ``lockf``), so that only releases
-        of the same source wait for each other. Names are locked in a fixed
-        order, so two releases never wait for each other in a circle.
-        """
-        lock_file = self.path.with_name(f".{self.path.name}.lock")
-        try:
-            descriptor = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o600)
-        except OSError as error:
-            raise InputError(
-                f"{self.path}: cannot lock the ledger ({error.strerror or error})"
-            ) from None
-        try:
-            offsets = sorted(
-                {int.from_bytes(hashlib.sha256(n.encode()).digest()[:4], "big") for n in names}
-            )
-            for offset in offsets:
-                fcntl.lockf(descriptor, fcntl.LOCK_EX, 1, offset)
-            yield
-        finally:
-            os.close(descriptor)  # drops the locks
+    def source_lock(self, names: Sequence[str]) -> contextlib.AbstractContextManager[None]:
+        """Hold the ledger's lock of each source name (its path, its fingerprint), waiting:
+        releases of one source wait for each other, releases of other sources do not
+        (:meth:`LedgerDatabase.source_lock`)."""
+        return self.database.source_lock(names)
 
     def write_and_record(
         self,
@@ -556,7 +428,7 @@ class LedgerStore:
         result: Result,
         published: pl.DataFrame | None,
         *,
-        output: Path,
+        output: Path | TableOutput,
         report: Path | None,
         report_html: Path | None,
         kept_cells: int,
@@ -565,14 +437,17 @@ class LedgerStore:
         release_sha256: str,
         key_hashes: pl.DataFrame | None,
     ) -> LedgerRelease:
-        """Write the files beside their destinations, record the release, then put them in place.
+        """Write the release (files, or a database table) and its reports, and record it.
 
-        The ledger's transaction is the commit point (:mod:`kanonym.io.write`):
-        the files' temporaries and write journal exist before it, so a failure
-        or kill before it leaves every destination untouched and the release
-        unrecorded; the transaction records the release with its journal in
-        ``pending_files``, so a kill after it is completed by the ledger's next
-        use (:meth:`recover`). Nothing that existed before is ever removed.
+        Files are written beside their destinations first; the ledger's
+        transaction, which also records their write journal, is their commit
+        point (:mod:`kanonym.io.write`): a failure or kill before it leaves
+        every destination untouched and the release unrecorded; a kill after
+        it is completed by the ledger's next use (:meth:`recover`). A table
+        output is published as the module docstring says: in the ledger's
+        transaction when it is in the ledger's database, else recorded first
+        and confirmed once committed (its reports then put in place after
+        that). Nothing that existed before is ever removed.
 
         Releases of other sources recorded meanwhile only move this one's
         number: its files are made again with the next free number. A release
@@ -580,145 +455,290 @@ class LedgerStore:
         source lock keeps out the others) refuses this one, whose policies did
         not see it.
         """
+        table = output if isinstance(output, TableOutput) else None
+        # The ledger records a table by its URL without a password, a file by its path.
+        shown: str | Path = output.destination if isinstance(output, TableOutput) else output
+        recorded = (
+            table_name(output.destination)
+            if isinstance(output, TableOutput)
+            else str(output.resolve())
+        )
+        # The ledger's row in pending_files commits the files, unless the release is a
+        # table of another database: its reports then go in place once that committed.
+        decided = table is None or self._records_with(table) is not None
         number = plan.last_id + 1
-        while True:
-            entry = new_entry(
-                number,
-                plan,
-                result,
-                source=source,
-                fingerprint=fingerprint,
-                release_sha256=release_sha256,
-                output=output,
-                report=report,
-            )
-            payloads = report_payloads(
-                result,
-                output,
-                report=report,
-                report_html=report_html,
-                report_extra={"ledger": _report_section(self.path, entry, kept_cells)},
-            )
-            for folder in dict.fromkeys(path.parent for path, _ in payloads):
-                recover(folder)
-            # The ledger's row in pending_files, not the journal's rename, commits it.
-            decided_by = {
-                "database": str(self.path.absolute()),
-                "table": "pending_files",
-                "column": "journal",
-            }
-            prepared = prepare_write(payloads, decided_by=decided_by)
-            # Ctrl-C waits from the transaction until the files are in place: a release
-            # is then either not recorded (and not written) or recorded and written.
-            with interrupts_held():
-                try:
-                    moved = self._record(
-                        entry,
-                        result,
-                        published,
-                        prepared,
-                        since=plan.last_id,
-                        of_source=lambda e, c: (
-                            same_source(e, source, fingerprint) or _shares_keys(c, e.id, key_hashes)
-                        ),
+        with self.database.write_lock():
+            self._settle_tables()
+            while True:
+                entry = new_entry(
+                    number,
+                    plan,
+                    result,
+                    source=source,
+                    fingerprint=fingerprint,
+                    release_sha256=release_sha256,
+                    output=recorded,
+                    report=report,
+                )
+                payloads = report_payloads(
+                    result,
+                    shown,
+                    report=report,
+                    report_html=report_html,
+                    report_extra={"ledger": self._report_section(entry, kept_cells)},
+                    published=table is not None,
+                )
+                for folder in dict.fromkeys(path.parent for path, _ in payloads):
+                    recover(folder)
+                prepared = (
+                    prepare_write(
+                        payloads, decided_by=self.database.decided_by if decided else None
                     )
-                except BaseException:
-                    prepared.abort()
-                    raise
-                if moved is None:
-                    # Recorded: from here on the release is completed, now or on the next use.
+                    if payloads
+                    else None
+                )
+                # Ctrl-C waits from the transaction until the files are in place: a release
+                # is then either not recorded (and not written) or recorded and written.
+                with interrupts_held():
                     try:
-                        prepared.commit()
-                    except InputError as error:
-                        raise LedgerPendingError(
-                            f"recorded as release {entry.id} in {self.path}, but {error}; "
-                            "the ledger's next use completes it"
-                        ) from None
-            if moved is None:
-                break
-            prepared.abort()
-            number = moved
-        with contextlib.suppress(InputError, sqlite3.Error), self._connect() as connection:
-            # Confirmed; if this fails, the next use finds the files complete.
-            connection.execute("DELETE FROM pending_files WHERE release_id = ?", (entry.id,))
+                        moved = self._record(
+                            entry,
+                            result,
+                            published,
+                            prepared.journal if prepared is not None and decided else None,
+                            since=plan.last_id,
+                            of_source=lambda e, c: (
+                                same_source(e, source, fingerprint)
+                                or _shares_keys(c, e.id, key_hashes)
+                            ),
+                            table=table,
+                        )
+                    except BaseException:
+                        if prepared is not None:
+                            prepared.abort()
+                        raise
+                    if moved is None and prepared is not None:
+                        # Recorded: from here on the release is completed, now or on the next use.
+                        try:
+                            prepared.commit()
+                        except InputError as error:
+                            raise LedgerPendingError(
+                                f"recorded as release {entry.id} in {self.name}, but {error}; "
+                                "the ledger's next use completes it"
+                            ) from None
+                if moved is None:
+                    break
+                if prepared is not None:
+                    prepared.abort()
+                number = moved
+        if prepared is not None and decided:
+            with (
+                contextlib.suppress(InputError, *self.database.errors),
+                self.database.connect(write=True) as session,
+            ):
+                # Confirmed; if this fails, the next use finds the files complete.
+                session.execute("DELETE FROM pending_files WHERE release_id = ?", (entry.id,))
         return LedgerRelease(entry=entry, result=result)
+
+    def _records_with(self, table: TableOutput) -> PostgresDatabase | None:
+        """The ledger's database when ``table`` is in it (recorded in the transaction that
+        creates the table), else None."""
+        database = self.database
+        if isinstance(database, PostgresDatabase) and same_database(
+            table.database, database.location.conninfo
+        ):
+            return database
+        return None
 
     def _record(
         self,
         entry: LedgerEntry,
         result: Result,
         published: pl.DataFrame | None,
-        prepared: PreparedWrite,
+        journal: Path | None,
         *,
         since: int,
-        of_source: Callable[[LedgerEntry, sqlite3.Connection], bool],
+        of_source: Callable[[LedgerEntry, Session], bool],
+        table: TableOutput | None,
     ) -> int | None:
-        """Record the release in one transaction; the next free number instead if it moved.
+        """Record the release in one transaction (and publish its table); the next free
+        number instead if it moved.
 
-        Returns None once recorded, or the number to make the release with again
-        when releases of other sources took ``entry.id`` meanwhile.
+        ``journal`` is the write journal the ledger's transaction commits (None when
+        the group commits by its own rename). Returns None once recorded, or the
+        number to make the release with again when releases of other sources took
+        ``entry.id`` meanwhile.
         """
-        with self._connect() as connection:
+
+        def write(session: Session) -> int | None:
+            """The release's records, in ``session``'s transaction; or the next free number."""
+            moved = self._moved(session, entry, since, of_source)
+            if moved is None:
+                self._insert_release(session, entry, result, published, journal)
+            return moved
+
+        home = None if table is None else self._records_with(table)
+        if table is not None and home is not None:
+            return self._record_with_table(home, table, write)
+        transaction = None if table is None else table.transaction_id()
+        with self.database.connect(write=True) as session:
+            with self._recording():
+                self.database.begin_write(session)
             try:
-                connection.execute("BEGIN IMMEDIATE")
-            except sqlite3.Error as error:
-                raise InputError(
-                    f"{self.path}: cannot record the release ({error}); nothing written"
-                ) from None
-            try:
-                last = connection.execute("SELECT coalesce(max(id), 0) FROM releases").fetchone()[0]
-                if last != entry.id - 1:
-                    cursor = connection.execute("SELECT * FROM releases WHERE id > ?", (since,))
-                    names = [column[0] for column in cursor.description]
-                    newer = [self._entry(dict(zip(names, row, strict=True))) for row in cursor]
-                    if any(of_source(e, connection) for e in newer):
-                        raise InputError(
-                            f"{self.path}: another release of this source was recorded while "
-                            "this one ran, and this one was planned without it; run it again"
-                        )
-                    connection.execute("ROLLBACK")
-                    return int(last) + 1
-                _insert(connection, entry)
-                rows = row_fingerprints(result.table)
-                connection.executemany(
-                    "INSERT INTO released_rows VALUES (?, ?, ?)",
-                    zip(
-                        [entry.id] * rows.height,
-                        rows.get_column("row_sha256").to_list(),
-                        rows.get_column("occurrences").to_list(),
-                        strict=True,
-                    ),
-                )
-                if published is not None:
-                    _insert_published(connection, entry.id, published)
-                _insert_content(connection, entry.id, result)
-                connection.execute(
-                    "INSERT INTO pending_files VALUES (?, ?)",
-                    (entry.id, str(prepared.journal.absolute())),
-                )
-                _commit(connection)
-            except BaseException as error:
-                # Closing the connection discards the transaction even if this fails.
-                with contextlib.suppress(sqlite3.Error):
-                    connection.execute("ROLLBACK")
-                if isinstance(error, sqlite3.Error):
-                    raise InputError(
-                        f"{self.path}: cannot record the release ({error}); nothing written"
-                    ) from None
-                raise
+                moved = write(session)
+                if moved is not None:
+                    session.execute("ROLLBACK")
+                    return moved
+                if table is not None:
+                    session.execute(
+                        "INSERT INTO pending_tables VALUES (?, ?, ?)",
+                        (entry.id, without_password(table.database), transaction),
+                    )
+                _commit(session)
+            except BaseException:
+                # Closing the session discards the transaction even if this fails.
+                with contextlib.suppress(*self.database.errors):
+                    session.execute("ROLLBACK")
+                with self._recording():
+                    raise
+        if table is not None and transaction is not None:
+            self._publish_recorded(entry.id, table, transaction)
         return None
 
+    def _record_with_table(
+        self,
+        database: PostgresDatabase,
+        table: TableOutput,
+        write: Callable[[Session], int | None],
+    ) -> int | None:
+        """Record the release in the engine's transaction that creates its table, in the
+        ledger's own database: the commit that publishes the table records it."""
+        with database.connect(write=True):
+            pass  # the ledger's tables, created with its first record
+        session = database.session_on(table.connection)
+        try:
+            with self._recording():
+                session.execute("SAVEPOINT kanonym_ledger")
+                database.begin_write(session)
+                moved = write(session)
+                if moved is not None:
+                    # Only the ledger's part: the verified release stays for the next try.
+                    session.execute("ROLLBACK TO SAVEPOINT kanonym_ledger")
+                    return moved
+            table.publish()
+        except BaseException:
+            with contextlib.suppress(*database.errors):
+                table.connection.rollback()
+            raise
+        return None
 
-def _commit(connection: sqlite3.Connection) -> None:
+    def _publish_recorded(self, release_id: int, table: TableOutput, transaction: str) -> None:
+        """Commit the recorded release's table in its database, then confirm the record.
+
+        Published or not, that database knows: on a failure the record stays
+        only if the table committed (if the database cannot tell now, the next
+        release recorded settles it).
+        """
+        try:
+            table.publish()
+        except BaseException:
+            with contextlib.suppress(InputError):
+                if self._settle_table(release_id, without_password(table.database), transaction):
+                    return
+            raise
+        with (
+            contextlib.suppress(InputError, *self.database.errors),
+            self.database.connect(write=True) as session,
+        ):
+            # Confirmed; if this fails, the next release recorded confirms it.
+            session.execute("DELETE FROM pending_tables WHERE release_id = ?", (release_id,))
+
+    @contextlib.contextmanager
+    def _recording(self) -> Iterator[None]:
+        """A database error while recording, as one line: nothing was written."""
+        try:
+            yield
+        except self.database.errors as error:
+            raise InputError(
+                f"{self.name}: cannot record the release ({first_line(str(error))}); "
+                "nothing written"
+            ) from None
+
+    def _moved(
+        self,
+        session: Session,
+        entry: LedgerEntry,
+        since: int,
+        of_source: Callable[[LedgerEntry, Session], bool],
+    ) -> int | None:
+        """None if ``entry.id`` is the next number; else the next free number, unless a
+        release of the same source was recorded since ``since`` (then InputError)."""
+        last = session.execute("SELECT coalesce(max(id), 0) FROM releases").fetchone()[0]
+        if last == entry.id - 1:
+            return None
+        cursor = session.execute("SELECT * FROM releases WHERE id > ?", (since,))
+        names = [column[0] for column in cursor.description]
+        newer = [self._entry(dict(zip(names, row, strict=True))) for row in cursor.fetchall()]
+        if any(of_source(e, session) for e in newer):
+            raise InputError(
+                f"{self.name}: another release of this source was recorded while "
+                "this one ran, and this one was planned without it; run it again"
+            )
+        return int(last) + 1
+
+    def _insert_release(
+        self,
+        session: Session,
+        entry: LedgerEntry,
+        result: Result,
+        published: pl.DataFrame | None,
+        journal: Path | None,
+    ) -> None:
+        """Every record of one release: its entry, row fingerprints, what it published
+        per record, its table and hierarchies, and the journal that completes its files."""
+        _insert(session, entry)
+        rows = row_fingerprints(result.table)
+        session.insert(
+            "released_rows",
+            _of_release(
+                entry.id,
+                rows.get_column("row_sha256").to_list(),
+                rows.get_column("occurrences").to_list(),
+            ),
+        )
+        if published is not None:
+            _insert_published(session, entry.id, published)
+        _insert_content(session, entry.id, result)
+        if journal is not None:
+            session.execute(
+                "INSERT INTO pending_files (release_id, journal, host) VALUES (?, ?, ?)",
+                (entry.id, str(journal.absolute()), socket.gethostname()),
+            )
+
+    def _report_section(self, entry: LedgerEntry, kept_cells: int) -> dict[str, object]:
+        return {
+            "path": str(self.path.resolve()) if self.path is not None else self.name,
+            "release_id": entry.id,
+            "source_sha256": entry.source_sha256,
+            "release_sha256": entry.release_sha256,
+            "key": entry.key,
+            "based_on": entry.based_on,
+            "replay_of": entry.replay_of,
+            "complementary": list(entry.complementary),
+            "kept_from_base_cells": kept_cells,
+        }
+
+
+def _commit(session: Session) -> None:
     """End the transaction: the release is recorded from here on."""
-    connection.execute("COMMIT")
+    session.execute("COMMIT")
 
 
 def _json_or_none(value: object) -> Any:
     return None if value is None else json.loads(str(value))
 
 
-def _insert(connection: sqlite3.Connection, entry: LedgerEntry) -> None:
+def _insert(session: Session, entry: LedgerEntry) -> None:
     values: dict[str, object] = {
         "id": entry.id,
         "created": entry.created,
@@ -746,26 +766,24 @@ def _insert(connection: sqlite3.Connection, entry: LedgerEntry) -> None:
         "output": entry.output,
         "report": entry.report,
     }
-    connection.execute(
+    session.execute(
         f"INSERT INTO releases ({', '.join(values)}) VALUES ({', '.join('?' * len(values))})",
         list(values.values()),
     )
 
 
-def _insert_content(connection: sqlite3.Connection, release_id: int, result: Result) -> None:
+def _insert_content(session: Session, release_id: int, result: Result) -> None:
     """Keep the released table (Parquet, zstd) and the resolved hierarchies' levels."""
     buffer = io.BytesIO()
     result.table.write_parquet(buffer, compression="zstd")
     levels = {name: [list(level) for level in h.levels] for name, h in result.hierarchies.items()}
-    connection.execute(
+    session.execute(
         "INSERT INTO release_content VALUES (?, ?, ?)",
         (release_id, buffer.getvalue(), json.dumps(levels)),
     )
 
 
-def _insert_published(
-    connection: sqlite3.Connection, release_id: int, published: pl.DataFrame
-) -> None:
+def _insert_published(session: Session, release_id: int, published: pl.DataFrame) -> None:
     names = [c for c in published.columns if c != KEY_HASH]
     classes = (
         published.select(names)
@@ -774,58 +792,35 @@ def _insert_published(
         .with_columns(pl.col(_CLASS).cast(pl.Int64))
     )
     records = published.join(classes, on=names, how="left", nulls_equal=True)
-    connection.executemany(
-        "INSERT INTO published_classes VALUES (?, ?, ?)",
-        zip(
-            [release_id] * classes.height,
+    session.insert(
+        "published_classes",
+        _of_release(
+            release_id,
             classes.get_column(_CLASS).to_list(),
             classes.select(pl.struct(names).struct.json_encode()).to_series().to_list(),
-            strict=True,
         ),
     )
-    connection.executemany(
-        "INSERT INTO published VALUES (?, ?, ?)",
-        zip(
-            [release_id] * records.height,
-            records.get_column(KEY_HASH).to_list(),
-            records.get_column(_CLASS).to_list(),
-            strict=True,
+    session.insert(
+        "published",
+        _of_release(
+            release_id, records.get_column(KEY_HASH).to_list(), records.get_column(_CLASS).to_list()
         ),
     )
 
 
-def _report_section(path: Path, entry: LedgerEntry, kept_cells: int) -> dict[str, object]:
-    return {
-        "path": str(path.resolve()),
-        "release_id": entry.id,
-        "source_sha256": entry.source_sha256,
-        "release_sha256": entry.release_sha256,
-        "key": entry.key,
-        "based_on": entry.based_on,
-        "replay_of": entry.replay_of,
-        "complementary": list(entry.complementary),
-        "kept_from_base_cells": kept_cells,
-    }
+def _of_release(release_id: int, *columns: Sequence[object]) -> list[tuple[object, ...]]:
+    """Rows of one release's records: its id, then a value of each column."""
+    return list(zip([release_id] * len(columns[0]), *columns, strict=True))
 
 
-def _has_table(connection: sqlite3.Connection, name: str) -> bool:
-    found = connection.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
-    ).fetchone()
-    return found is not None
-
-
-def _shares_keys(
-    connection: sqlite3.Connection, release_id: int, key_hashes: pl.DataFrame | None
-) -> bool:
+def _shares_keys(session: Session, release_id: int, key_hashes: pl.DataFrame | None) -> bool:
     """Whether release ``release_id`` published one of these record keys (keyed hashes)."""
     if key_hashes is None:
         return False
-    hashes = key_hashes.get_column(KEY_HASH).to_list()
-    connection.execute("CREATE TEMP TABLE IF NOT EXISTS mine (key_hash BLOB PRIMARY KEY)")
-    connection.execute("DELETE FROM mine")
-    connection.executemany("INSERT OR IGNORE INTO mine VALUES (?)", ((h,) for h in hashes))
-    found = connection.execute(
+    session.execute("CREATE TEMP TABLE IF NOT EXISTS mine (key_hash BLOB PRIMARY KEY)")
+    session.execute("DELETE FROM mine")
+    session.insert("mine", [(h,) for h in key_hashes.get_column(KEY_HASH).unique().to_list()])
+    found = session.execute(
         "SELECT 1 FROM published JOIN mine USING (key_hash) WHERE release_id = ? LIMIT 1",
         (release_id,),
     ).fetchone()

@@ -10,6 +10,8 @@ the result independently, as :func:`~kanonym.release.anonymize` does, but
 without searching: when the recorded levels need more suppression on the new
 batch than the limit allows, it raises :class:`StaleTransformationError`
 instead of choosing other levels, so every batch is released the same way.
+A batch in a database (a ``postgresql://`` URL) is released where its rows
+are, by the engine's own generalization and re-check (:mod:`kanonym.engine`).
 
 Example:
     >>> import polars as pl
@@ -36,18 +38,22 @@ import polars as pl
 
 from kanonym.config import AnonymizationConfig, SuppressionLimit, parse_models
 from kanonym.engine import EmbeddedEngine
+from kanonym.engine.choose import default_engine, is_location, open_engine
+from kanonym.engine.postgres import redact
 from kanonym.errors import InputError, StaleTransformationError
 from kanonym.hierarchy import Duplicates
 from kanonym.io import Table, load
 from kanonym.metrics import MetricContext
-from kanonym.options import AlgorithmName, MetricName, PolicyName, TechniqueName
+from kanonym.options import AlgorithmName, EngineName, MetricName, PolicyName, TechniqueName
 from kanonym.recoding import RECODINGS
 from kanonym.release.steps import (
+    RowEngine,
     Stopwatch,
     all_metrics,
     build_evaluator,
     declare,
     measure_solution,
+    refuse_unserved,
     release_node,
     sensitive_hierarchies,
 )
@@ -274,6 +280,7 @@ def apply_transformation(
     delimiter: str | None = None,
     base_dir: str | Path | None = None,
     hierarchy_duplicates: Duplicates | None = None,
+    engine: EngineName | None = None,
 ) -> Result:
     """Release ``data`` exactly as the release that ``report`` describes.
 
@@ -294,6 +301,14 @@ def apply_transformation(
     release (technique AG_CS or _CS, or mu-Argus) is applied by running its
     cell suppression again at the recorded levels: which cells are blanked
     depends on the batch, and at most the limit's rows may hold one.
+
+    ``data`` may also be a ``postgresql://...?table=SCHEMA.T`` URL (``engine``
+    chooses as for :func:`kanonym.anonymize`): the batch is then grouped,
+    generalized at the recorded levels and re-checked in the database, and the
+    result keeps the release there (``result.write`` to a file or to a table
+    of that database; ``result.close()`` ends it). A cell-suppressing report
+    is refused there, as is a model whose sensitive hierarchy is a builder
+    (it is built on the values of a table in memory).
 
     Raises:
         StaleTransformationError: the recorded levels need more suppression on
@@ -326,7 +341,9 @@ def apply_transformation(
         where = str(report)
         # Absolute, so that the new report's hierarchy sources work from any folder.
         folder = Path(report).resolve().parent
-    batch = cache(lambda: load(data, delimiter=delimiter))
+    # A file or data frame is read into memory; a table in a database stays there.
+    in_memory = (engine or default_engine(data)) == "embedded" and not is_location(data)
+    batch = cache(lambda: _batch(data, delimiter, in_memory))
     recipe = _recipe(
         document,
         where=where,
@@ -335,23 +352,50 @@ def apply_transformation(
         table=batch,
         hierarchy_duplicates=hierarchy_duplicates,
     )
+    rows: RowEngine = (
+        EmbeddedEngine(batch()) if in_memory else open_engine(data, engine, delimiter=delimiter)
+    )
+    if isinstance(rows, EmbeddedEngine):
+        return _apply(rows, recipe, where=where, started=started)
+    try:
+        # On success the result holds the engine (its release stays there) until closed.
+        return _apply(rows, recipe, where=where, started=started)
+    except BaseException:
+        rows.close()
+        raise
+
+
+def _batch(
+    data: str | Path | pl.DataFrame | pandas.DataFrame, delimiter: str | None, in_memory: bool
+) -> Table:
+    """The batch in memory, for a model whose sensitive hierarchy is built on its values."""
+    if not in_memory:
+        raise InputError(
+            f"{redact(str(data))}: the report's models build a sensitive attribute's hierarchy "
+            "on the values of a table in memory; read the batch into a file or DataFrame first"
+        )
+    return load(data, delimiter=delimiter)
+
+
+def _apply(rows: RowEngine, recipe: _Recipe, *, where: str, started: float) -> Result:
+    """Generalize ``rows`` at the recipe's levels, suppress, shuffle and re-check."""
     config = recipe.config
-    table = batch()
+    table = rows.table if isinstance(rows, EmbeddedEngine) else None
     timings = {"read": time.perf_counter() - started}
     stopwatch = Stopwatch(timings)
-    engine = EmbeddedEngine(table)
-    hierarchies = declare(engine, config)
+    refuse_unserved(rows, config)
+    hierarchies = declare(rows, config)
     for (name, hierarchy), height in zip(hierarchies.items(), recipe.heights, strict=True):
         # A mask hierarchy's height follows the longest value, so on a batch with
         # longer values the recorded level would mask a different number of characters.
         if hierarchy.height != height:
             raise InputError(
-                f"{table.source}: column '{name}': hierarchy {hierarchy.name} has height "
+                f"{rows.source}: column '{name}': hierarchy {hierarchy.name} has height "
                 f"{hierarchy.height} on this table, but {where} records {height}"
             )
-    encoded = engine.encode(hierarchies)
-    max_suppressed = config.suppression.max_rows(table.frame.height)
-    evaluator = build_evaluator(engine, config, encoded, max_suppressed)
+    encoded = rows.encode(hierarchies)
+    max_suppressed = config.suppression.max_rows(rows.rows)
+    evaluator = build_evaluator(rows, config, encoded, max_suppressed)
     stopwatch.lap("encode")
     # No search: the one recorded node is checked, and kept or refused as it is.
     evaluation = evaluator.evaluate(recipe.levels)
@@ -359,14 +403,14 @@ def apply_transformation(
         levels = ", ".join(f"{n}={v}" for n, v in zip(encoded.names, recipe.levels, strict=True))
         if config.granularity.cells:
             raise StaleTransformationError(
-                f"{table.source}: at the generalization [{levels}] of {where}, "
-                f"{evaluation.suppressed_rows} of {table.frame.height} rows fail k={config.k} "
+                f"{rows.source}: at the generalization [{levels}] of {where}, "
+                f"{evaluation.suppressed_rows} of {rows.rows} rows fail k={config.k} "
                 f"and blanking cells cannot protect them within the limit of "
                 f"{max_suppressed} rows; anonymize this table anew"
             )
         raise StaleTransformationError(
-            f"{table.source}: the generalization [{levels}] of {where} needs "
-            f"{evaluation.suppressed_rows} of {table.frame.height} rows suppressed for "
+            f"{rows.source}: the generalization [{levels}] of {where} needs "
+            f"{evaluation.suppressed_rows} of {rows.rows} rows suppressed for "
             f"k={config.k}, but the limit is {max_suppressed}; anonymize this table anew"
         )
     context = MetricContext(
@@ -378,7 +422,7 @@ def apply_transformation(
     solution = measure_solution(evaluation, evaluator, all_metrics(context))
     stopwatch.lap("search")
     released, chosen_seed, cells = release_node(
-        engine, evaluator, hierarchies, recipe.levels, config, stopwatch
+        rows, evaluator, hierarchies, recipe.levels, config, stopwatch
     )
     return Result(
         writer=write_result,
@@ -388,7 +432,7 @@ def apply_transformation(
         minimal_generalizations=(solution,),
         config=config,
         seed=chosen_seed,
-        input_rows=table.frame.height,
+        input_rows=rows.rows,
         suppressed_rows=solution.suppressed_rows,
         max_suppressed_rows=max_suppressed,
         nodes_checked=evaluator.checks,
@@ -397,8 +441,8 @@ def apply_transformation(
         models=evaluator.models,
         sensitive_hierarchies=sensitive_hierarchies(evaluator.models),
         hierarchies=hierarchies,
-        source=table.source,
-        dialect=table.dialect,
+        source=rows.source,
+        dialect=None if table is None else table.dialect,
         timings=timings,
         applied_from=where,
         suppressed_cells=cells,

@@ -34,26 +34,39 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import polars as pl
+
 from kanonym.config import AnonymizationConfig
+from kanonym.engine import EmbeddedEngine
+from kanonym.engine.choose import default_engine
+from kanonym.engine.postgres import PostgresEngine, is_postgres_url
+from kanonym.errors import InputError
 from kanonym.io import load
 from kanonym.io.paths import check_destinations
-from kanonym.ledger import LedgerRelease, LedgerStore, release_session, table_fingerprint
+from kanonym.ledger import LedgerRelease, LedgerStore, release_session
 from kanonym.ledger.policy import source_name
-from kanonym.release.pipeline import anonymize_table
+from kanonym.ledger.sources import SourceRows
+from kanonym.ledger.storage import TableOutput
+from kanonym.options import EngineName
+from kanonym.release.pipeline import anonymize, anonymize_table
 from kanonym.search import Progress
 
 if TYPE_CHECKING:
     import pandas
-    import polars as pl
 
 
 class Ledger(LedgerStore):
-    """A ledger file that makes releases: :class:`~kanonym.ledger.LedgerStore` and :meth:`release`.
+    """A ledger that makes releases: :class:`~kanonym.ledger.LedgerStore` and :meth:`release`.
+
+    ``path`` is an SQLite file, or ``postgresql://USER@HOST:PORT/DB?schema=NAME`` for a
+    ledger in a PostgreSQL schema shared by every officer releasing from that server
+    (:mod:`kanonym.ledger.postgres`).
 
     Raises:
         InputError: the path is a directory, cannot be opened, is not an SQLite
             database, is a database of another application, or has a ledger
-            schema newer than this kanonym's; or (``create=False``) does not exist.
+            schema newer than this kanonym's; the server cannot be reached; or
+            (``create=False``) no ledger is there.
     """
 
     def release(
@@ -69,14 +82,19 @@ class Ledger(LedgerStore):
         replay: int | None = None,
         delimiter: str | None = None,
         on_progress: Callable[[Progress], None] | None = None,
+        engine: EngineName | None = None,
+        replace: bool = False,
     ) -> LedgerRelease:
         """Release ``data`` under ``config`` and the ledger's policies, write it, record it.
 
         Args:
-            data: the source (a CSV or Parquet path, or a DataFrame).
+            data: the source (a CSV or Parquet path, a DataFrame, or a
+                ``postgresql://...?table=SCHEMA.T`` (or ``?query=``) URL, whose
+                rows stay in the database).
             config: the job, as for :func:`kanonym.anonymize`.
-            output, report: the release file and its report (which gains a
-                ``ledger`` object).
+            output, report: the release (a file, or for a database input
+                ``postgresql://...?table=SCHEMA.R``: a new table of its database)
+                and its report (which gains a ``ledger`` object).
             report_html: the HTML report (:mod:`kanonym.report.html`), written
                 with the other files.
             key: column identifying records; recorded (hashed) per released
@@ -88,7 +106,14 @@ class Ledger(LedgerStore):
                 specifically than ``based_on`` did.
             replay: an earlier release of the same source to re-run with its
                 seed; the release must come out identical to it.
-            delimiter, on_progress: as for :func:`kanonym.anonymize`.
+            delimiter, on_progress, engine: as for :func:`kanonym.anonymize`.
+            replace: whether a table output replaces an existing table.
+
+        A database input is released by its engine where its rows are; the
+        ledger reads of it only grouped counts (a key column's, a column's
+        distinct values) and a fingerprint computed in the server, and of the
+        release its rows (copied out once, to be checked against the earlier
+        releases and kept in the ledger).
 
         Raises:
             InputError: a policy refuses the release (seed already used, replay
@@ -97,25 +122,91 @@ class Ledger(LedgerStore):
                 check. Nothing is written or recorded then.
         """
         started = time.perf_counter()
+        table_output = is_postgres_url(output)
         check_destinations(
-            {"output": output, "report": report, "report_html": report_html},
-            {"ledger": self.path, "input table": data if isinstance(data, str | Path) else None},
+            {
+                "output": None if table_output else output,
+                "report": report,
+                "report_html": report_html,
+            },
+            {
+                "ledger": self.path,
+                "input table": (
+                    data if isinstance(data, str | Path) and not is_postgres_url(data) else None
+                ),
+            },
         )
-        table = load(data, delimiter=delimiter)
-        source = source_name(data)
-        fingerprint = table_fingerprint(table.frame)
-        read_seconds = time.perf_counter() - started
-        with release_session(
-            self,
-            table,
-            config,
-            source=source,
-            fingerprint=fingerprint,
-            key=key,
-            based_on=based_on,
-            replay=replay,
-        ) as session:
-            result = anonymize_table(
-                table, session.plan.config, read_seconds=read_seconds, on_progress=on_progress
-            )
-            return session.record(result, output=output, report=report, report_html=report_html)
+        rows = _open(data, engine, delimiter)
+        server = rows.engine if isinstance(rows.engine, PostgresEngine) else None
+        try:
+            if table_output:
+                if server is None:
+                    raise InputError(
+                        f"{rows.source}: a table output is published by the PostgreSQL engine "
+                        "of its database: release a postgresql:// input of that database"
+                    )
+                # Before the search: an existing table, another database, no permission.
+                server.destination(str(output), replace=replace)
+            fingerprint = rows.fingerprint()
+            with release_session(
+                self,
+                rows,
+                config,
+                source=source_name(data),
+                fingerprint=fingerprint,
+                key=key,
+                based_on=based_on,
+                replay=replay,
+            ) as session:
+                read_seconds = time.perf_counter() - started
+                if server is None:
+                    assert isinstance(rows.engine, EmbeddedEngine)
+                    result = anonymize_table(
+                        rows.engine.table,
+                        session.plan.config,
+                        read_seconds=read_seconds,
+                        on_progress=on_progress,
+                    )
+                    return session.record(
+                        result, output=output, report=report, report_html=report_html
+                    )
+                # The engine's own connection only planned: the release runs in one of its own.
+                server.close()
+                result = anonymize(
+                    data, session.plan.config, engine=engine, on_progress=on_progress
+                )
+                with result:
+                    kept = result.released
+                    written: str | Path | TableOutput = output
+                    if table_output and not isinstance(kept, pl.DataFrame):
+                        written = TableOutput(kept, str(output), replace)
+                    return session.record(
+                        result, output=written, report=report, report_html=report_html
+                    )
+        finally:
+            if server is not None:
+                server.close()
+
+
+def _open(
+    data: str | Path | pl.DataFrame | pandas.DataFrame,
+    engine: EngineName | None,
+    delimiter: str | None,
+) -> SourceRows:
+    """The source as the ledger reads it: a file or data frame in memory, a PostgreSQL
+    table or query where it lives (the engine ``engine`` names, or the input's form
+    implies).
+
+    Raises:
+        InputError: another engine (the ledger does not record its releases yet).
+    """
+    chosen = engine or default_engine(data)
+    if chosen == "embedded":
+        return SourceRows(EmbeddedEngine(load(data, delimiter=delimiter)))
+    if chosen != "postgres" or not is_postgres_url(data):
+        raise InputError(
+            f"`engine={chosen!r}`: the ledger records releases of files, data frames and "
+            "PostgreSQL tables (postgresql:// URLs); release this input with anonymize (no "
+            "ledger yet)"
+        )
+    return SourceRows(PostgresEngine(str(data)))
