@@ -154,7 +154,7 @@ def test_the_re_check_in_spark_rejects_a_wrong_release(spark_session: Any) -> No
         engine.verify(engine.generalize(plan), plan, expected)
         # Released at level 1 but checked as level 2: no released row matches its input.
         wrong = Generalization(encoded, (2,), everything, (), 0)
-        with pytest.raises(VerificationError, match="no input row generalized"):
+        with pytest.raises(VerificationError, match="4 rows are not their input rows"):
             engine.verify(engine.generalize(plan), wrong, expected)
         # A class below k.
         with pytest.raises(VerificationError, match="fewer than k=3"):
@@ -162,6 +162,26 @@ def test_the_re_check_in_spark_rejects_a_wrong_release(spark_session: Any) -> No
         # Rows missing that the search did not suppress.
         with pytest.raises(VerificationError, match="lacks 0 input rows; the search suppressed 1"):
             engine.verify(engine.generalize(plan), plan, Expected({"zip": ZIP}, 2, 1, 1, ()))
+    finally:
+        engine.close()
+    # A value outside the quasi-identifiers changed, the class's size unchanged.
+    import dataclasses
+
+    from pyspark.sql import functions as sf
+
+    noted = frame.with_columns(n=pl.Series(["1", "2", "3", "4"]))
+    engine = SparkEngine(_spark_frame(spark_session, noted))
+    try:
+        encoded = engine.encode({"zip": ZIP})
+        plan = Generalization(encoded, (1,), np.ones(4, bool), (), 0)
+        released = engine.generalize(plan)
+        n = released.internal[released.columns.index("n")]
+        changed = released.unordered.withColumn(
+            n, sf.when(sf.col(n) == "1", sf.lit("9")).otherwise(sf.col(n))
+        )
+        with pytest.raises(VerificationError, match="holding 2 rows are not their input rows generalized"):
+            engine.verify(dataclasses.replace(released, unordered=changed), plan, expected)
+        engine.verify(released, plan, expected)
     finally:
         engine.close()
 
