@@ -28,6 +28,7 @@ import pytest
 from tests.patients import CONFIG, ROLES, patients, write_patients
 from tests.postgres_server import PASSWORD, run_sql
 
+from kanonym.config import AnonymizationConfig, SuppressionLimit
 from kanonym.errors import InputError
 from kanonym.io.write import recover
 from kanonym.release.recorded import Ledger
@@ -289,3 +290,57 @@ def test_what_is_not_a_postgresql_ledger(
         Ledger(postgres_ledger)
     with pytest.raises(InputError, match=r"cannot connect"):
         Ledger("postgresql://kanonym@127.0.0.1:1/kanonym")
+
+
+def test_a_temporal_release_of_a_database_table(
+    postgres_url: str, postgres_schema: str, load_postgres_table: Loader, tmp_path: Path
+) -> None:
+    """Seed 000's grown table, in the database, based on a release that blanked cells."""
+    from tests import sweeney2002 as sweeney
+
+    hierarchies = sweeney.write_hierarchies(tmp_path)
+    config = AnonymizationConfig(
+        quasi_identifiers=hierarchies, k=2, insensitive=("Problem",),
+        suppression=SuppressionLimit(rows=6),
+    )  # fmt: skip
+    ledger = Ledger(tmp_path / "l.sqlite")
+    pt = sweeney.write_table(tmp_path, "pt.csv", sweeney.keyed(sweeney.PT))
+    first = ledger.release(
+        pt, dataclasses.replace(config, seed=1, technique="AG_CS"), output=tmp_path / "1.csv",
+        key="id",
+    )  # fmt: skip
+    blanked = first.result.table.filter(pl.col("ZIP") == "*").get_column("Problem").to_list()
+    partners = [r for r in sweeney.PT if r[4] in blanked for _ in range(2)]
+    grown = sweeney.keyed(sweeney.PT + [(*r[:4], f"new {i}") for i, r in enumerate(partners)])
+    url = f"{postgres_url}?table={load_postgres_table(grown, 'grown')}"
+    table = f"{postgres_url}?table={postgres_schema}.r2"
+    # The table is published as the engine built it: keeping release 1's blanks is refused.
+    with pytest.raises(InputError, match=r"cell\(s\) keep what release 1 published"):
+        ledger.release(url, dataclasses.replace(config, seed=2), output=table, based_on=1)
+    assert run_sql(postgres_url, "SELECT to_regclass(%s)", [f"{postgres_schema}.r2"]) == [(None,)]
+    second = ledger.release(
+        url, dataclasses.replace(config, seed=2), output=tmp_path / "2.csv", based_on=1
+    )
+    assert second.entry.source == url and second.entry.key == "id"
+    kept = second.result.table.filter(
+        pl.col("Problem").is_in(blanked) & (pl.col("Race") == "white")
+    )
+    assert kept.get_column("ZIP").to_list() == ["*", "*"]
+    assert [e.id for e in ledger.entries()] == [1, 2]
+
+
+def test_a_table_whose_commit_cannot_be_told_holds_back_the_next_record(tmp_path: Path) -> None:
+    ledger = Ledger(tmp_path / "l.sqlite")
+    ledger.release(write_patients(tmp_path, rows=60), CONFIG, output=tmp_path / "1.csv")
+    with sqlite3.connect(tmp_path / "l.sqlite") as connection:
+        connection.execute(
+            "INSERT INTO pending_tables VALUES (1, 'postgresql://kanonym@127.0.0.1:1/x', '7')"
+        )
+    # Not listed while in doubt; opening the ledger does not fail on it ...
+    assert Ledger(tmp_path / "l.sqlite").entries() == ()
+    # ... but recording another release waits until the server can tell.
+    with pytest.raises(InputError, match=r"release 1 was recorded while its table was being "
+                       r"published, and whether that committed cannot be told now"):  # fmt: skip
+        ledger.release(tmp_path / "patients.csv", dataclasses.replace(CONFIG, seed=2),
+                       output=tmp_path / "2.csv")  # fmt: skip
+    assert not (tmp_path / "2.csv").exists()

@@ -38,7 +38,7 @@ import polars as pl
 
 from kanonym.config import AnonymizationConfig
 from kanonym.engine import EmbeddedEngine
-from kanonym.engine.choose import default_engine
+from kanonym.engine.choose import default_engine, open_engine
 from kanonym.engine.postgres import PostgresEngine, is_postgres_url
 from kanonym.errors import InputError
 from kanonym.io import load
@@ -170,8 +170,8 @@ class Ledger(LedgerStore):
                     return session.record(
                         result, output=output, report=report, report_html=report_html
                     )
-                # The engine's own connection only planned: the release runs in one of its own.
-                server.close()
+                # The release runs in a connection of its own (this one planned it, and may
+                # count the sensitive columns again for a temporal release's re-check).
                 result = anonymize(
                     data, session.plan.config, engine=engine, on_progress=on_progress
                 )
@@ -203,10 +203,12 @@ def _open(
     chosen = engine or default_engine(data)
     if chosen == "embedded":
         return SourceRows(EmbeddedEngine(load(data, delimiter=delimiter)))
-    if chosen != "postgres" or not is_postgres_url(data):
+    if chosen != "postgres":
         raise InputError(
             f"`engine={chosen!r}`: the ledger records releases of files, data frames and "
             "PostgreSQL tables (postgresql:// URLs); release this input with anonymize (no "
             "ledger yet)"
         )
-    return SourceRows(PostgresEngine(str(data)))
+    opened = open_engine(data, chosen, delimiter=delimiter)
+    assert isinstance(opened, PostgresEngine)  # what open_engine opens for 'postgres'
+    return SourceRows(opened)
