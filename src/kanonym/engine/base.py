@@ -177,16 +177,20 @@ class TupleRecoding:
         return f"_kanonym_label_{j}"
 
     def ranked(self, columns: Sequence[str]) -> list[str]:
-        """The columns the rows of a split unit are ranked by: the input's ``columns``
-        the release keeps, in order.
+        """The columns the rows of a split unit are compared by: the input's ``columns``
+        the release keeps, in order, less the keys that hold one value throughout a unit
+        (all but the numeric quasi-identifiers, whose unit may hold two spellings of a
+        number): leaving out columns equal within the unit changes no ranking. Never
+        empty for a split unit: only cuts along a numeric quasi-identifier split units.
 
         Example:
-            >>> plan = TupleRecoding(("age",), ("age",), pl.DataFrame(), pl.DataFrame(),
-            ...                      frozenset({"age"}), ("name",), 0)
-            >>> plan.ranked(["name", "age", "visits"])
+            >>> plan = TupleRecoding(("age", "zip"), ("age", "zip"), pl.DataFrame(),
+            ...                      pl.DataFrame(), frozenset({"age"}), ("name",), 0)
+            >>> plan.ranked(["name", "age", "zip", "visits"])
             ['age', 'visits']
         """
-        return [c for c in columns if c not in self.drop]
+        equal = set(self.keys) - self.numeric
+        return [c for c in columns if c not in self.drop and c not in equal]
 
 
 @dataclass(frozen=True, eq=False)

@@ -108,13 +108,19 @@ class Partitioning:
         n_rows = len(self.record_unit)
         if int(self.piece_count.sum()) != n_rows:
             raise ValueError("the records are grouped tuples, not rows: no row has a partition")
-        rows = np.arange(n_rows, dtype=np.int64) if order is None else order
-        by_unit = rows[np.argsort(self.record_unit[rows], kind="stable")]
-        piece_end = np.cumsum(self.piece_count)
-        partition = np.empty(n_rows, dtype=np.int64)
-        partition[by_unit] = self.piece_partition[
-            np.searchsorted(piece_end, np.arange(n_rows), side="right")
-        ]
+        per_unit = self.unit_pieces()
+        # A unit's first piece is all of it, unless relaxed cuts split it.
+        partition = self.piece_partition[np.cumsum(per_unit) - per_unit][self.record_unit]
+        split = per_unit[self.record_unit] > 1
+        if split.any():
+            rows = np.arange(n_rows, dtype=np.int64) if order is None else order
+            rows = rows[split[rows]]
+            by_unit = rows[np.argsort(self.record_unit[rows], kind="stable")]
+            pieces = per_unit[self.piece_unit] > 1
+            piece_end = np.cumsum(self.piece_count[pieces])
+            partition[by_unit] = self.piece_partition[pieces][
+                np.searchsorted(piece_end, np.arange(len(by_unit)), side="right")
+            ]
         return partition
 
     @property

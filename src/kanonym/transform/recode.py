@@ -83,15 +83,16 @@ def piece_order(
     if not split.any():
         return np.arange(frame.height, dtype=np.int64)
     rows = np.flatnonzero(split)
-    kept = [c for c in frame.columns if c not in drop]
-    ranked = (
-        frame[rows]
-        .select(pl.col(c).cast(pl.String) for c in kept)
-        .with_columns(
+    # A unit's rows hold one value of each categorical quasi-identifier: only the other
+    # columns can rank them (leaving out columns equal within a unit changes no ranking).
+    equal = {axis.name for axis in partitioning.axes if not axis.numeric}
+    kept = [c for c in frame.columns if c not in drop and c not in equal]
+    ranked = pl.DataFrame(
+        [
             pl.Series("_kanonym_unit", partitioning.record_unit[rows]),
             pl.Series("_kanonym_row", rows),
-        )
-        .sort(["_kanonym_unit", *kept], nulls_last=False)
-    )
+            *(frame.get_column(c).cast(pl.String).gather(rows) for c in kept),
+        ]
+    ).sort(["_kanonym_unit", *kept], nulls_last=False)
     ordered = ranked.get_column("_kanonym_row").to_numpy().astype(np.int64)
     return np.concatenate([np.flatnonzero(~split), ordered])
