@@ -110,7 +110,7 @@ class Partitioning:
             raise ValueError("the records are grouped tuples, not rows: no row has a partition")
         per_unit = self.unit_pieces()
         # A unit's first piece is all of it, unless relaxed cuts split it.
-        partition = self.piece_partition[np.cumsum(per_unit) - per_unit][self.record_unit]
+        partition: IntArray = self.piece_partition[np.cumsum(per_unit) - per_unit][self.record_unit]
         split = per_unit[self.record_unit] > 1
         if split.any():
             rows = np.arange(n_rows, dtype=np.int64) if order is None else order
