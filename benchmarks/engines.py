@@ -23,6 +23,10 @@ optimal search, k=5, 4 % suppression, loss, seed 1, Parquet out.
   (``local[2]``, the session kanonym starts), ``result.write(out.parquet)``
   through Spark's writer. The peak RSS is the Python driver's (the JVM's is
   not counted).
+* ``duckdb``: ``kanonym.anonymize(path, engine="duckdb")``: DuckDB in the
+  Python process reads the Parquet file in place, groups, transforms and
+  re-checks, and ``result.write(out.parquet)`` is DuckDB's ``COPY``. Its
+  memory is the Python process's, so the peak RSS counts it.
 
 Steps: ``encode`` is the distinct values, the frequency set and the metrics'
 set-up; ``transform`` builds the release (for ``streaming``: written to
@@ -35,11 +39,12 @@ RSS < 6 GB; Spark local[2] 100M rows < 15 min with the Python driver < 2 GB;
 PostgreSQL 10M rows in the database < 3 min with the Python process < 500 MB.
 
 Usage: ``python benchmarks/engines.py [--sizes 1000000 10000000 100000000]
-[--engines embedded streaming postgres spark]``; by default embedded and
+[--engines embedded streaming postgres spark duckdb]``; by default embedded and
 streaming at all three sizes, PostgreSQL at 1M and 10M (``--postgres-max``),
 Spark at 1M and 10M (``--spark-max``; 100M with ``--spark-max 100000000``,
-about half an hour); PostgreSQL runs when its binaries are found, Spark when
-PySpark and Java are.
+about half an hour), DuckDB at 1M and 10M (``--duckdb-max``); PostgreSQL runs
+when its binaries are found, Spark when PySpark and Java are, DuckDB when the
+``duckdb`` package is.
 """
 
 from __future__ import annotations
@@ -162,6 +167,8 @@ def available(engine: str) -> bool:
         return find_bindir() is not None
     if engine == "spark":
         return importlib.util.find_spec("pyspark") is not None and shutil.which("java") is not None
+    if engine == "duckdb":
+        return importlib.util.find_spec("duckdb") is not None
     return True
 
 
@@ -257,7 +264,8 @@ def table(payload: dict[str, object]) -> str:
         "then `result.write(...)`: Parquet, or for PostgreSQL a table of the same database. "
         "`embedded` holds the table in memory; `streaming` keeps the rows on disk; "
         "`postgres` works in the server (tables loaded before timing); `spark` runs "
-        "local[2]. Peak RSS is the Python process's. See `benchmarks/README.md`.",
+        "local[2]; `duckdb` works in DuckDB inside the Python process. Peak RSS is the "
+        "Python process's. See `benchmarks/README.md`.",
         "",
         "| engine | rows | wall s | peak RSS MiB | read | encode | search | transform | verify "
         "| write | suppressed | nodes |",
@@ -270,7 +278,7 @@ def table(payload: dict[str, object]) -> str:
             + " | ".join(f"{t.get(step, 0):.2f}" for step in STEPS)
             + f" | {r['suppressed_rows']:,} | {r['nodes_checked']} |"
         )
-    for engine in ("postgres", "spark"):
+    for engine in ("postgres", "spark", "duckdb"):
         if not any(r["engine"] == engine for r in runs):
             lines.append(f"| {engine} | - | not measured in this run | | | | | | | | | |")
     lines.append("")
@@ -297,10 +305,11 @@ def main() -> None:
         "--sizes", type=int, nargs="+", default=[1_000_000, 10_000_000, 100_000_000]
     )
     parser.add_argument(
-        "--engines", nargs="+", default=["embedded", "streaming", "postgres", "spark"]
+        "--engines", nargs="+", default=["embedded", "streaming", "postgres", "spark", "duckdb"]
     )
     parser.add_argument("--postgres-max", type=int, default=10_000_000)
     parser.add_argument("--spark-max", type=int, default=10_000_000)
+    parser.add_argument("--duckdb-max", type=int, default=10_000_000)
     arguments = parser.parse_args()
     load_start = [round(x, 2) for x in os.getloadavg()]
     speed = speed_now()
@@ -309,6 +318,7 @@ def main() -> None:
         "embedded": IN_MEMORY_LIMIT,  # 100M rows do not fit in memory
         "postgres": arguments.postgres_max,
         "spark": arguments.spark_max,
+        "duckdb": arguments.duckdb_max,
     }
     engines = [e for e in arguments.engines if available(e)]
     with tempfile.TemporaryDirectory() as tmp, postgres(engines) as server:

@@ -424,7 +424,7 @@ def test_duckdb_spills_to_the_engines_folder_and_leaves_nothing(zips: DuckDBEngi
     )
     assert settings["temp_directory"].startswith(str(zips._work))
     assert settings["preserve_insertion_order"] == "true"
-    assert memory_limit(8 * 2**30) == 4 * 2**30 and memory_limit(0) == 2**28
+    assert memory_limit(16 * 2**30) == 4 * 2**30 and memory_limit(0) == 2**28
     work = zips._work
     zips.close()
     assert not work.exists()
