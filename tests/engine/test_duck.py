@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import tempfile
 from collections.abc import Iterator
@@ -207,6 +208,10 @@ def test_bad_input_is_one_line(tmp_path: Path) -> None:
     refused(url, "column 'zip' not found; did you mean 'zap'")
     refused(url.replace("s.t", "s.nope"), r"no table s\.nope in .*h\.duckdb \(tables: s\.t\)")
     refused(url.replace("h.duckdb", "absent.duckdb"), "absent.duckdb: file not found")
+    refused(tmp_path / "h.duckdb", r"is a DuckDB database file; name one of its tables: duckdb://")
+    utf16 = tmp_path / "utf16.csv"
+    utf16.write_bytes("zip,n\n02138,1\n".encode("utf-16"))
+    refused(utf16, "contains NUL bytes")
 
 
 @pytest.fixture
@@ -428,3 +433,89 @@ def test_duckdb_spills_to_the_engines_folder_and_leaves_nothing(zips: DuckDBEngi
     work = zips._work
     zips.close()
     assert not work.exists()
+
+
+def test_the_re_check_of_a_local_recoding_rejects_a_wrong_release(tmp_path: Path) -> None:
+    from kanonym.encode import encode_grouped
+    from kanonym.engine import TupleRecoding
+    from kanonym.recoding import Mondrian
+    from kanonym.release.local import tuple_recoding
+
+    frame = pl.DataFrame(
+        {"age": ["31", "34", "38", "52", "55", "58"], "note": ["a", "b", "c", "d", "e", "f"]}
+    )
+    path = tmp_path / "ages.parquet"
+    frame.write_parquet(path)
+    age = Hierarchy("age", (tuple(frame["age"]), ("*",) * 6))
+    engine = DuckDBEngine(path)
+    try:
+        grouped = engine.group(["age"])
+        encoded, tuples = encode_grouped(grouped, {"age": age})
+        partitioning = Mondrian().partition_grouped(
+            encoded, [kanonym.KAnonymity(k=3)], tuples=tuples, counts=grouped.counts
+        )
+        plan = tuple_recoding(
+            grouped, partitioning, keys=["age"], numeric=frozenset({"age"}), drop=(), seed=0
+        )
+        expected = Expected({"age": age}, 3, 0, 0, ())
+        engine.verify_recoding(engine.recode(plan), plan, expected)
+        released = engine.fetch(engine.recode(plan))
+        assert sorted(released["age"]) == ["30-49"] * 3 + ["50-59"] * 3
+        # 38 and 52 swap labels: classes stay of 3, but neither label covers its value.
+        label = TupleRecoding.label(0)
+        swapped = plan.tuples.with_columns(
+            pl.when(pl.col(TupleRecoding.key(0)).is_in(["38", "52"]))
+            .then(
+                pl.when(pl.col(label) == "30-49").then(pl.lit("50-59")).otherwise(pl.lit("30-49"))
+            )
+            .otherwise(pl.col(label))
+            .alias(label)
+        )
+        wrong = dataclasses.replace(plan, tuples=swapped)
+        with pytest.raises(VerificationError, match="'30-49' does not cover the input value '52'"):
+            engine.verify_recoding(engine.recode(wrong), plan, expected)
+        # A tuple left out of the plan: its row is not released.
+        missing = dataclasses.replace(plan, tuples=plan.tuples.head(5))
+        with pytest.raises(VerificationError, match="holds 5 rows, the input 6"):
+            engine.verify_recoding(engine.recode(missing), plan, expected)
+        # A value outside the quasi-identifiers changed in the release.
+        release = engine.recode(plan)
+        engine.connection.execute(f"UPDATE {release.table} SET note = 'z' WHERE note = 'a'")
+        with pytest.raises(VerificationError, match="1 released rows are no input row"):
+            engine.verify_recoding(release, plan, expected)
+        # A class below k.
+        with pytest.raises(VerificationError, match="fewer than k=4"):
+            engine.verify_recoding(engine.recode(plan), plan, Expected({"age": age}, 4, 0, 0, ()))
+    finally:
+        engine.close()
+
+
+def test_parquet_values_are_the_text_polars_casts_them_to(tmp_path: Path) -> None:
+    import datetime
+    import decimal
+
+    # The types whose text DuckDB and Polars agree on (floating point, timestamps and
+    # times may be spelled differently: docs, Engines).
+    frame = pl.DataFrame(
+        {
+            "text": ["a", "", None],
+            "count": pl.Series([1, -20, None], dtype=pl.Int64),
+            "small": pl.Series([3, 0, 255], dtype=pl.UInt8),
+            "flag": [True, False, None],
+            "day": [datetime.date(2020, 1, 2), None, datetime.date(1, 1, 1)],
+            "price": pl.Series(
+                [decimal.Decimal("12.50"), None, decimal.Decimal("-1.05")], dtype=pl.Decimal(5, 2)
+            ),
+        }
+    )
+    path = tmp_path / "typed.parquet"
+    frame.write_parquet(path)
+    engine = DuckDBEngine(path)
+    try:
+        expected = read_table(path).frame
+        for column in frame.columns:
+            found = sorted(engine.distinct_values(column), key=str)
+            text = expected[column].cast(pl.String).unique().to_list()
+            assert found == sorted(text, key=str), column
+    finally:
+        engine.close()

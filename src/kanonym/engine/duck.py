@@ -115,6 +115,8 @@ _INPUT = "kanonym_input"
 _SOURCE = "kanonym_source"
 _TARGET = "kanonym_target"
 _COUNT = "kanonym_count"
+# A DuckDB database file holds these bytes at offset 8.
+_DUCKDB_MAGIC = b"DUCK"
 # A local recoding's release keeps each quasi-identifier's input value beside its label
 # for the re-check (never fetched nor published).
 _RAW = "_kanonym_raw_{}"
@@ -360,6 +362,11 @@ class DuckDBEngine:
                 )
             self._open_parquet(path)
             return
+        if head[8:12] == _DUCKDB_MAGIC:
+            raise InputError(
+                f"{source}: is a DuckDB database file; name one of its tables: "
+                f"duckdb://{path.absolute()}?table=SCHEMA.NAME"
+            )
         _refuse_documents(head, source)
         self._open_csv(path, compressed=head.startswith(_GZIP_MAGIC), delimiter=delimiter)
 
@@ -443,6 +450,9 @@ class DuckDBEngine:
         (given, else sniffed) and the end of the header record's line."""
         if not sample.strip(b"\r\n"):
             raise InputError(f"{self._source}: empty file, expected a header row")
+        # Text never contains NUL; UTF-16 and binary files do (as the in-memory reader says).
+        if b"\x00" in sample:
+            raise InputError(f"{self._source}: contains NUL bytes; not a CSV text file (UTF-16?)")
         separator = delimiter or _sniff_delimiter(sample)
         body = sample.decode("utf-8", errors="ignore")
         reader = csv.reader(io.StringIO(body, newline=""), delimiter=separator, quotechar='"')
