@@ -67,6 +67,9 @@ def test_releases_of_a_database_table_recorded_in_postgresql(
     assert main(["ledger", "show", postgres_ledger, "2"]) == 0
     assert f"{postgres_schema}.gt2" in capsys.readouterr().out
     assert main(["audit", "--ledger", postgres_ledger, "1", "2"]) == 0
+    # Re-run as a file: the same rows, in the same (seeded) order.
+    assert main(_release(pt, postgres_ledger, "again.csv", "--replay", "1", "--quiet")) == 0
+    assert Ledger(postgres_ledger).entry(3).replay_of == 1
 
 
 def test_refusals_leave_no_table_and_no_entry(
@@ -87,6 +90,10 @@ def test_refusals_leave_no_table_and_no_entry(
     assert "must be in the input's database" in capsys.readouterr().err
     assert main(_release("pt.parquet", postgres_ledger, "o.csv", "--engine", "spark")) == 2
     assert "the ledger records releases of files" in capsys.readouterr().err
+    wrong = pt.replace("//kanonym@", "//kanonym:wr0ng-pw@", 1)
+    assert main(_release(wrong, postgres_ledger, "o.csv", "--seed", "1")) == 2
+    err = capsys.readouterr().err
+    assert "password authentication failed" in err and "wr0ng-pw" not in err
     assert not Path("r.json").exists() and Ledger(postgres_ledger).entries() == ()
     assert not Ledger(postgres_ledger).database.exists()
 

@@ -420,7 +420,7 @@ def test_files_that_are_not_ledgers(tmp_path: Path) -> None:
         connection.execute("CREATE TABLE t (x)")
     with pytest.raises(InputError, match="an SQLite database of another application"):
         Ledger(tmp_path / "other.sqlite")
-    with Ledger(tmp_path / "newer.sqlite").database.connect(write=True):
+    with Ledger(tmp_path / "newer.sqlite").database.connect():
         pass  # creates it
     with sqlite3.connect(tmp_path / "newer.sqlite") as connection:
         connection.execute(f"PRAGMA user_version = {LEDGER_SCHEMA_VERSION + 1}")

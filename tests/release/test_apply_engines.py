@@ -1,8 +1,9 @@
 """Issue 12, point 5: ``apply`` re-applies a report's transformation where the rows live.
 
-A report fitted in memory is applied to the same batch held in PostgreSQL: the
-engine generalizes and re-checks it in the server, and the release is the one
-applied in memory (same levels, metrics, suppressed rows and released multiset).
+A report fitted in memory is applied to the same batch held in PostgreSQL (or
+Spark): the engine generalizes and re-checks it there, and the release is the
+one applied in memory (same levels, metrics, suppressed rows and released
+multiset).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -80,3 +82,18 @@ def test_what_the_database_cannot_apply_is_refused_and_leaves_nothing_open(
     with pytest.raises(InputError, match=r"does not serve cell suppression"):
         apply_transformation(batch, cells, seed=1)
     assert connections() == before
+
+
+def test_a_spark_batch_is_applied_in_spark(spark_session: Any, tmp_path: Path) -> None:
+    frame = read_table(adult_path()).frame.head(500).select("age", "sex", "race", "salary-class")
+    hierarchies = {c: h for c, h in adult_hierarchies().items() if c in ("age", "sex", "race")}
+    fitted = kanonym.anonymize(
+        frame, quasi_identifiers=hierarchies, k=5, max_suppression=0.04, seed=3,
+        insensitive=["salary-class"],
+    )  # fmt: skip
+    in_memory = apply_transformation(frame, fitted.report(), seed=7)
+    batch = spark_session.createDataFrame(frame.to_arrow())
+    with apply_transformation(batch, fitted.report(), seed=7) as in_spark:
+        assert in_spark.transformation == in_memory.transformation
+        assert in_spark.suppressed_rows == in_memory.suppressed_rows
+        assert _multiset(in_spark.table).equals(_multiset(in_memory.table))

@@ -4,9 +4,9 @@
 ledger (what is recorded, in which transaction, how a release is completed or
 undone after a kill) and speaks to its database only through
 :class:`LedgerDatabase`: sessions that run the ledger's SQL, written once in
-the dialect both stores understand (``?`` parameters, ``INSERT ... ON
-CONFLICT DO NOTHING``, the tables of :data:`SCHEMA`), and the locks that
-order releases. :mod:`kanonym.ledger.sqlite` and :mod:`kanonym.ledger.postgres`
+the dialect both stores understand (``?`` parameters, the tables of
+:data:`SCHEMA`, bulk inserts through :meth:`Session.insert`), and the locks
+that order releases. :mod:`kanonym.ledger.sqlite` and :mod:`kanonym.ledger.postgres`
 implement it.
 
 Example (the SQL of one schema, written once, serves both stores):
@@ -193,9 +193,11 @@ class LedgerDatabase(Protocol):
         """Whether the ledger holds its tables (it is created with its first record)."""
         ...
 
-    def connect(self, *, write: bool) -> contextlib.AbstractContextManager[Session]:
-        """A session on the ledger, created first when ``write`` and absent; a driver error
-        inside becomes an :class:`~kanonym.errors.InputError` naming the ledger."""
+    def connect(self) -> contextlib.AbstractContextManager[Session]:
+        """A session on the ledger, created first if absent (unless opened read-only); a
+        driver error inside becomes an :class:`~kanonym.errors.InputError` naming the
+        ledger. Reads check :meth:`exists` first: a ledger is created with its first
+        record."""
         ...
 
     def begin_write(self, session: Session) -> None:

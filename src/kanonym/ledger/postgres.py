@@ -72,8 +72,8 @@ def without_password(url: str) -> str:
     netloc = parts.netloc
     if parts.password is not None:
         netloc = f"{parts.username or ''}@{netloc.rsplit('@', 1)[1]}"
-    query = urlencode([(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
-                       if k != "password"])  # fmt: skip
+    params = parse_qsl(parts.query, keep_blank_values=True)
+    query = urlencode([(key, value) for key, value in params if key != "password"])
     return urlunsplit(parts._replace(netloc=netloc, query=query))
 
 
@@ -96,7 +96,8 @@ def table_name(url: str) -> str:
 
 
 def same_database(first: str, second: str) -> bool:
-    """Whether two URLs name one database (host, port and database name)."""
+    """Whether two URLs name one database: the same host name, port and database name (two
+    names of one host are two databases here, which only costs the single transaction)."""
 
     def place(url: str) -> tuple[str, int, str]:
         parts = urlsplit(url)
@@ -111,8 +112,9 @@ def first_line(message: str) -> str:
     return re.sub(r"password=\S+", "password=***", line)
 
 
-def connect(conninfo: str, shown: str, *, autocommit: bool = True) -> psycopg.Connection[Any]:
-    """A connection to ``conninfo``, or an :class:`InputError` naming ``shown`` (no password)."""
+def connect(conninfo: str, shown: str) -> psycopg.Connection[Any]:
+    """A connection to ``conninfo`` in autocommit mode (every transaction an explicit
+    ``BEGIN``), or an :class:`InputError` naming ``shown`` (no password)."""
     try:
         import psycopg
     except ImportError as error:  # pragma: no cover - the extra is part of dev
@@ -120,7 +122,7 @@ def connect(conninfo: str, shown: str, *, autocommit: bool = True) -> psycopg.Co
             "a ledger in PostgreSQL needs the psycopg driver: pip install 'kanonym[postgres]'"
         ) from error
     try:
-        return psycopg.connect(conninfo, autocommit=autocommit, connect_timeout=10)
+        return psycopg.connect(conninfo, autocommit=True, connect_timeout=10)
     except psycopg.Error as error:
         raise InputError(f"{shown}: cannot connect: {first_line(str(error))}") from None
 
@@ -320,11 +322,11 @@ class PostgresDatabase:
             connection.close()
 
     @contextlib.contextmanager
-    def connect(self, *, write: bool) -> Iterator[PostgresSession]:
-        """A session; the ledger's schema and tables are created first when ``write`` and
-        absent."""
+    def connect(self) -> Iterator[PostgresSession]:
+        """A session; the ledger's schema and tables are created first when absent (unless
+        opened read-only)."""
         with self._session() as session:
-            if write and self._create and not self._exists:
+            if self._create and not self._exists:
                 self._make(session)
             yield session
 

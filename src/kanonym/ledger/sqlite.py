@@ -13,7 +13,7 @@ Example (a ledger is created with its first record; until then it reads as empty
     >>> database = SqliteDatabase(Path(tempfile.mkdtemp()) / "ledger.sqlite", create=True)
     >>> database.exists()
     False
-    >>> with database.connect(write=True) as session:
+    >>> with database.connect() as session:
     ...     session.execute("SELECT count(*) FROM releases").fetchone()[0]
     0
     >>> database.exists()
@@ -131,7 +131,7 @@ class SqliteDatabase:
         return self.path.exists()
 
     @contextlib.contextmanager
-    def connect(self, *, write: bool) -> Iterator[SqliteSession]:
+    def connect(self) -> Iterator[SqliteSession]:
         """A session; the file is created first when absent (unless opened read-only)."""
         if not self._read_only and not self.path.exists():
             self._create_file()

@@ -148,7 +148,7 @@ class LedgerStore:
             if held:
                 with contextlib.suppress(InputError):
                     self._settle_tables()
-        with self.database.connect(write=False) as session:
+        with self.database.connect() as session:
             # Another machine's journals are its own to finish (a ledger in PostgreSQL).
             pending = session.execute(
                 "SELECT release_id, journal FROM pending_files "
@@ -158,7 +158,7 @@ class LedgerStore:
             outputs = [r[0] for r in session.execute("SELECT output FROM releases").fetchall()]
         done = [int(i) for i, journal in pending if finish(Path(journal))]
         if done:
-            with self.database.connect(write=True) as session:
+            with self.database.connect() as session:
                 self.database.begin_write(session)
                 for release_id in done:
                     session.execute("DELETE FROM pending_files WHERE release_id = ?", (release_id,))
@@ -176,7 +176,7 @@ class LedgerStore:
         """
         if not self.database.exists():
             return
-        with self.database.connect(write=False) as session:
+        with self.database.connect() as session:
             pending = session.execute(
                 "SELECT release_id, destination, transaction_id FROM pending_tables "
                 "ORDER BY release_id"
@@ -203,7 +203,7 @@ class LedgerStore:
                 f"published, and whether that committed cannot be told now ({reason}); "
                 "nothing written"
             )
-        with self.database.connect(write=True) as session:
+        with self.database.connect() as session:
             self.database.begin_write(session)
             if status == "committed":
                 session.execute("DELETE FROM pending_tables WHERE release_id = ?", (release_id,))
@@ -218,7 +218,7 @@ class LedgerStore:
         """Every recorded release, oldest first."""
         if not self.database.exists():
             return ()
-        with self.database.connect(write=False) as session:
+        with self.database.connect() as session:
             # A release whose table another database has not committed yet is not recorded yet.
             hidden = (
                 " WHERE id NOT IN (SELECT release_id FROM pending_tables)"
@@ -247,7 +247,7 @@ class LedgerStore:
         without a key.
         """
         entry = self.entry(release_id)
-        with self.database.connect(write=False) as session:
+        with self.database.connect() as session:
             rows = session.execute(
                 "SELECT key_hash, qi_values FROM published JOIN published_classes "
                 "USING (release_id, class) WHERE release_id = ? ORDER BY key_hash",
@@ -273,7 +273,7 @@ class LedgerStore:
             InputError: no such release, or (version 1) its file is gone or changed.
         """
         entry = self.entry(release_id)
-        with self.database.connect(write=False) as session:
+        with self.database.connect() as session:
             found = None
             if self.database.has_table(session, "release_content"):
                 found = session.execute(
@@ -303,7 +303,7 @@ class LedgerStore:
         each hierarchy's spec (:attr:`LedgerEntry.quasi_identifiers`).
         """
         entry = self.entry(release_id)
-        with self.database.connect(write=False) as session:
+        with self.database.connect() as session:
             found = None
             if self.database.has_table(session, "release_content"):
                 found = session.execute(
@@ -402,7 +402,7 @@ class LedgerStore:
 
         Hashing needs the ledger's secret, so it creates the ledger if absent.
         """
-        with self.database.connect(write=True) as session:
+        with self.database.connect() as session:
             hashed = hash_keys(self._secret(session), keys)
             # One read transaction (a statement each would be many times slower).
             session.execute("BEGIN")
@@ -534,7 +534,7 @@ class LedgerStore:
         if prepared is not None and decided:
             with (
                 contextlib.suppress(InputError, *self.database.errors),
-                self.database.connect(write=True) as session,
+                self.database.connect() as session,
             ):
                 # Confirmed; if this fails, the next use finds the files complete.
                 session.execute("DELETE FROM pending_files WHERE release_id = ?", (entry.id,))
@@ -581,7 +581,7 @@ class LedgerStore:
         if table is not None and home is not None:
             return self._record_with_table(home, table, write)
         transaction = None if table is None else table.transaction_id()
-        with self.database.connect(write=True) as session:
+        with self.database.connect() as session:
             with self._recording():
                 self.database.begin_write(session)
             try:
@@ -613,7 +613,7 @@ class LedgerStore:
     ) -> int | None:
         """Record the release in the engine's transaction that creates its table, in the
         ledger's own database: the commit that publishes the table records it."""
-        with database.connect(write=True):
+        with database.connect():
             pass  # the ledger's tables, created with its first record
         session = database.session_on(table.connection)
         try:
@@ -648,7 +648,7 @@ class LedgerStore:
             raise
         with (
             contextlib.suppress(InputError, *self.database.errors),
-            self.database.connect(write=True) as session,
+            self.database.connect() as session,
         ):
             # Confirmed; if this fails, the next release recorded confirms it.
             session.execute("DELETE FROM pending_tables WHERE release_id = ?", (release_id,))

@@ -10,8 +10,8 @@ the result independently, as :func:`~kanonym.release.anonymize` does, but
 without searching: when the recorded levels need more suppression on the new
 batch than the limit allows, it raises :class:`StaleTransformationError`
 instead of choosing other levels, so every batch is released the same way.
-A batch in a database (a ``postgresql://`` URL) is released where its rows
-are, by the engine's own generalization and re-check (:mod:`kanonym.engine`).
+A batch in a database (a ``postgresql://`` URL) or in Spark is released where
+its rows are, by the engine's own generalization and re-check (:mod:`kanonym.engine`).
 
 Example:
     >>> import polars as pl
@@ -34,17 +34,23 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-import polars as pl
-
 from kanonym.config import AnonymizationConfig, SuppressionLimit, parse_models
 from kanonym.engine import EmbeddedEngine
 from kanonym.engine.choose import default_engine, is_location, open_engine
 from kanonym.engine.postgres import redact
+from kanonym.engine.spark import is_spark_dataframe
 from kanonym.errors import InputError, StaleTransformationError
 from kanonym.hierarchy import Duplicates
 from kanonym.io import Table, load
 from kanonym.metrics import MetricContext
-from kanonym.options import AlgorithmName, EngineName, MetricName, PolicyName, TechniqueName
+from kanonym.options import (
+    AlgorithmName,
+    EngineName,
+    MetricName,
+    PolicyName,
+    TableLike,
+    TechniqueName,
+)
 from kanonym.recoding import RECODINGS
 from kanonym.release.steps import (
     RowEngine,
@@ -61,7 +67,7 @@ from kanonym.release.write import write_result
 from kanonym.result import SCHEMA_VERSION, Result
 
 if TYPE_CHECKING:
-    import pandas
+    pass
 
 _MAPPING_SOURCE = "<Mapping>"
 
@@ -273,7 +279,7 @@ def _recipe(
 
 
 def apply_transformation(
-    data: str | Path | pl.DataFrame | pandas.DataFrame,
+    data: TableLike,
     report: str | Path | Mapping[str, object],
     *,
     seed: int | None = None,
@@ -302,11 +308,12 @@ def apply_transformation(
     cell suppression again at the recorded levels: which cells are blanked
     depends on the batch, and at most the limit's rows may hold one.
 
-    ``data`` may also be a ``postgresql://...?table=SCHEMA.T`` URL (``engine``
-    chooses as for :func:`kanonym.anonymize`): the batch is then grouped,
-    generalized at the recorded levels and re-checked in the database, and the
-    result keeps the release there (``result.write`` to a file or to a table
-    of that database; ``result.close()`` ends it). A cell-suppressing report
+    ``data`` may also be a ``postgresql://...?table=SCHEMA.T`` URL or a Spark
+    DataFrame (``engine`` chooses as for :func:`kanonym.anonymize`): the batch
+    is then grouped, generalized at the recorded levels and re-checked where
+    its rows are, and the result keeps the release there (``result.write`` to a
+    file, or to what the engine publishes: a table of that database, Parquet;
+    ``result.close()`` ends it). A cell-suppressing report
     is refused there, as is a model whose sensitive hierarchy is a builder
     (it is built on the values of a table in memory).
 
@@ -342,7 +349,11 @@ def apply_transformation(
         # Absolute, so that the new report's hierarchy sources work from any folder.
         folder = Path(report).resolve().parent
     # A file or data frame is read into memory; a table in a database stays there.
-    in_memory = (engine or default_engine(data)) == "embedded" and not is_location(data)
+    in_memory = (
+        (engine or default_engine(data)) == "embedded"
+        and not is_location(data)
+        and not is_spark_dataframe(data)
+    )
     batch = cache(lambda: _batch(data, delimiter, in_memory))
     recipe = _recipe(
         document,
@@ -365,11 +376,10 @@ def apply_transformation(
         raise
 
 
-def _batch(
-    data: str | Path | pl.DataFrame | pandas.DataFrame, delimiter: str | None, in_memory: bool
-) -> Table:
+def _batch(data: TableLike, delimiter: str | None, in_memory: bool) -> Table:
     """The batch in memory, for a model whose sensitive hierarchy is built on its values."""
-    if not in_memory:
+    # (A Spark DataFrame is never read into memory: in_memory is false for it.)
+    if not in_memory or is_spark_dataframe(data):
         raise InputError(
             f"{redact(str(data))}: the report's models build a sensitive attribute's hierarchy "
             "on the values of a table in memory; read the batch into a file or DataFrame first"
