@@ -25,9 +25,10 @@ from typing import TypeVar, cast, get_args
 
 import polars as pl
 
-from kanonym.engine.choose import is_location
+from kanonym.engine.choose import default_engine, is_location
+from kanonym.engine.duck import is_duckdb_url
 from kanonym.engine.postgres import is_postgres_url, redact
-from kanonym.engine.spark import is_spark_table, spark_writes
+from kanonym.engine.spark import spark_writes
 from kanonym.errors import (
     DestinationExistsError,
     HierarchyError,
@@ -759,13 +760,20 @@ def job_from_options(
             "PostgreSQL engine of that database: give a postgresql:// input there too"
         )
     published = _published_by_engine(source, output, engine)
+    if is_location(output) and not published:
+        raise InputError(
+            f"{where}: output {redact(str(output))} is written by the engine that reads its "
+            "kind of input (a table by its database's engine, spark-table: by Spark): give "
+            "such an input (and engine), or a file output"
+        )
     replace = opts.boolean("replace")
-    if published and isinstance(output, Path) and output.exists() and not replace:
+    folder = isinstance(output, Path) and output.is_dir()
+    if published and folder and not replace:
         # Refused before the search, as a file destination's problems are.
-        raise DestinationExistsError(str(output), "directory" if output.is_dir() else "file")
+        raise DestinationExistsError(str(output), "directory")
     check_destinations(
         {
-            "output": None if isinstance(output, str) or published else output,
+            "output": None if isinstance(output, str) or (published and folder) else output,
             "report": report,
             "report-html": report_html,
             **(more_outputs or {}),
@@ -830,12 +838,19 @@ def job_from_options(
 
 
 def _published_by_engine(source: Path | str, output: Path | str, engine: str | None) -> bool:
-    """Whether the job's engine writes ``output`` itself (a PostgreSQL table; Parquet or a
-    table through Spark) rather than kanonym writing a file."""
-    if is_postgres_url(output):
-        return True
-    spark = engine == "spark" or (engine is None and is_spark_table(source))
-    return spark and spark_writes(output)
+    """Whether the job's engine writes ``output`` itself (a table of its database; Parquet
+    or a table through Spark; a file the streaming or DuckDB engine streams) rather than
+    kanonym writing a file."""
+    chosen = engine or default_engine(source)
+    if chosen == "postgres":
+        return is_postgres_url(output)
+    if chosen == "spark":
+        return spark_writes(output)
+    if chosen == "duckdb":
+        return is_duckdb_url(output) or not is_location(output)
+    if chosen == "streaming":
+        return not is_location(output)
+    return False
 
 
 def _load_for_models(source: Path | str, delimiter: str | None) -> Table:

@@ -148,3 +148,28 @@ def test_a_spark_release_is_written_as_parquet_by_spark_and_as_csv_from_the_driv
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["output"] == str(tmp_path / "release.parquet")
     assert "release" not in [f["what"] for f in report["fingerprints"]]
+
+
+def test_a_file_is_replaced_whoever_writes_it_and_a_table_url_needs_its_engine(
+    tmp_path: Path,
+) -> None:
+    frame = read_table(adult_path()).frame.head(3000)
+    source = tmp_path / "adult.parquet"
+    frame.write_parquet(source)
+    output = tmp_path / "out.csv"
+    output.write_text("an older release\n")
+    for engine in ("streaming", "duckdb", None):
+        with kanonym.anonymize(source, engine=engine, **ADULT_JOB) as result:  # type: ignore[arg-type]
+            result.write(output)
+            released = result.table
+        written = pl.read_csv(output, infer_schema=False)
+        assert _sorted(written).equals(_sorted(released)), engine
+        if engine is not None:
+            with pytest.raises(InputError, match="the release was closed"):
+                result.write(tmp_path / "again.csv")
+    with kanonym.anonymize(frame, **ADULT_JOB) as in_memory:  # type: ignore[arg-type]
+        for url in (f"duckdb:///{tmp_path}/db.duckdb?table=main.r", "spark-table:db.r"):
+            with pytest.raises(InputError, match="written by the engine that reads") as raised:
+                in_memory.write(url)
+            assert "\n" not in str(raised.value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["adult.parquet", "out.csv"]

@@ -52,7 +52,7 @@ import numpy.typing as npt
 import polars as pl
 
 from kanonym.encode import EncodedTable, Grouped
-from kanonym.errors import VerificationError
+from kanonym.errors import InputError, VerificationError
 from kanonym.hierarchy import Hierarchy
 from kanonym.verify import ModelDeclaration, verify_models
 from kanonym.verify.local import uncovered
@@ -499,7 +499,20 @@ class ServerRelease:
 
     @functools.cached_property
     def _frame(self) -> pl.DataFrame:
+        self._require_open()
         return self.engine.fetch(self.handle)
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` ended the engine's hold on the release."""
+        return bool(self.__dict__.get("_closed", False))
+
+    def _require_open(self) -> None:
+        if self.closed:
+            raise InputError(
+                "the release was closed (Result.close, or the end of its `with` block): "
+                "read or write it before closing"
+            )
 
     def frame(self) -> pl.DataFrame:
         """Every released row, copied out once (text columns, in the shuffled order)."""
@@ -507,6 +520,7 @@ class ServerRelease:
 
     def counts(self, columns: Sequence[str]) -> Grouped:
         """The distinct tuples of ``columns`` in the release, with their counts."""
+        self._require_open()
         return self.engine.counts(self.handle, columns)
 
     def publishes(self, destination: str) -> bool:
@@ -516,8 +530,11 @@ class ServerRelease:
     def publish(self, destination: str, *, replace: bool) -> None:
         """Make the release the engine's own output at ``destination``
         (:meth:`ServerEngine.publish`)."""
+        self._require_open()
         self.engine.publish(self.handle, destination, replace=replace)
 
     def close(self) -> None:
-        """Discard whatever was not published; end the connection or session."""
+        """Discard whatever was not published; end the connection or session. The rows
+        read before (:meth:`frame`) stay readable."""
+        self.__dict__["_closed"] = True
         self.engine.close()

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import polars as pl
 
+from kanonym.engine.choose import is_location
 from kanonym.engine.postgres import is_postgres_url, redact
 from kanonym.errors import InputError
 from kanonym.io import write_atomic
@@ -44,10 +45,12 @@ def write_result(
     """Write ``result``'s release and reports atomically and together (:meth:`Result.write`).
 
     A destination the release's engine writes itself (a table of the input's
-    PostgreSQL database, Parquet or a table through Spark's writer:
+    PostgreSQL or DuckDB database, Parquet or a table through Spark's writer,
+    a file the streaming or DuckDB engine streams:
     :meth:`~kanonym.engine.ServerRelease.publishes`) is published there, the
-    reports put in place once it is committed; ``replace`` lets it replace an
-    existing one (files kanonym writes are always replaced, atomically).
+    reports put in place once it is committed. A file is replaced atomically
+    whoever writes it; ``replace`` lets a table or a directory of part files
+    replace an existing one.
 
     Raises:
         InputError: a destination is the input table or a hierarchy file,
@@ -64,8 +67,20 @@ def write_result(
             f"{redact(str(output))}: a release is published as a PostgreSQL table by the "
             "PostgreSQL engine that made it: anonymize a postgresql:// input of that database"
         )
-    files = {"report": report, "report_html": report_html}
-    check_destinations(files if published else {"output": output, **files}, result.input_files())
+    if not published and is_location(output):
+        raise InputError(
+            f"{redact(str(output))}: this output is written by the engine that reads its kind "
+            "of input (a table by its database's engine, spark-table: by Spark); write the "
+            "release to a file, or anonymize an input of that engine"
+        )
+    # A file an engine writes itself is replaced atomically (temporary file and rename),
+    # as kanonym's own files are, and checked alike; a directory of parts or a table is
+    # replaced only when asked.
+    local_file = not is_location(output) and not Path(output).is_dir()
+    files: dict[str, str | Path | None] = {"report": report, "report_html": report_html}
+    if not published or local_file:
+        files = {"output": output, **files}
+    check_destinations(files, result.input_files())
     if not published:
         written = payloads(result, output, report=report, report_html=report_html)
         if result.on_progress is not None:
@@ -79,7 +94,7 @@ def write_result(
     # The reports wait beside their destinations until the release is committed.
     prepared = prepare_write(reports) if reports else None
     try:
-        released.publish(str(output), replace=replace)
+        released.publish(str(output), replace=replace or local_file)
     except BaseException:
         if prepared is not None:
             prepared.abort()
