@@ -110,3 +110,20 @@ def test_apply_reads_a_database_batch(
     )
     assert "applied [Race=1, BirthDate=1, Gender=0, ZIP=1]" in capsys.readouterr().out
     assert pl.read_csv("b.csv").height == 12
+
+
+def test_apply_writes_a_table_of_the_batch_database(
+    folder: Path, postgres_url: str, load_postgres_table: Loader, capsys: pytest.CaptureFixture[str]
+) -> None:
+    frame = read_table(seed.write_table(folder, "pt.csv", seed.frame(seed.PT))).frame
+    args = ["anonymize", "pt.csv", *QI, "--insensitive", "Problem", "--k", "2", "--seed", "1"]
+    assert main([*args, "--output", "fit.csv", "--report", "fit.json", "--quiet"]) == 0
+    name = load_postgres_table(frame, "batch")
+    batch, target = f"{postgres_url}?table={name}", f"{postgres_url}?table={name}_released"
+    apply = ["apply", batch, "--from-report", "fit.json", "--seed", "1", "--output", target]
+    assert main([*apply, "--quiet"]) == 0
+    assert run_sql(postgres_url, f"SELECT count(*) FROM {name}_released")[0][0] == 12
+    capsys.readouterr()
+    assert main(apply) == 2
+    assert "exists; choose another or give --replace" in capsys.readouterr().err
+    assert main([*apply, "--replace", "--quiet"]) == 0

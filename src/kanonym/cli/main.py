@@ -34,6 +34,7 @@ from kanonym.config import (
     job_from_options,
     parse_fraction,
 )
+from kanonym.engine.choose import is_location
 from kanonym.errors import (
     ColumnNotFoundError,
     DateFormatError,
@@ -58,6 +59,7 @@ from kanonym.models.spec import GRAMMAR as MODEL_GRAMMAR
 from kanonym.options import EngineName
 from kanonym.recoding import RECODINGS
 from kanonym.release.pipeline import anonymize, check, run_job
+from kanonym.result import Result
 from kanonym.search import ALGORITHMS, DEFAULT_ALGORITHM, DEFAULT_POLICY, POLICIES
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
@@ -457,14 +459,32 @@ def _build_parser() -> _Parser:
             "      --report march-release.json",
         ),
     )
-    reapply.add_argument("input", help="CSV or Parquet file with the report's columns")
+    reapply.add_argument(
+        "input",
+        help="CSV or Parquet file with the report's columns, or a postgresql:// table or query",
+    )
+    reapply.add_argument(
+        "--engine",
+        choices=get_args(EngineName),
+        help="where the rows are read, transformed and re-checked (default: by the input's form)",
+    )
+    reapply.add_argument(
+        "--replace",
+        action="store_true",
+        help="let a table --output replace an existing table (files are always replaced)",
+    )
     reapply.add_argument(
         "--from-report",
         required=True,
         metavar="REPORT.json",
         help="report JSON of the release whose generalization to apply",
     )
-    reapply.add_argument("--output", required=True, help="release file (.csv or .parquet)")
+    reapply.add_argument(
+        "--output",
+        required=True,
+        help="release file (.csv or .parquet), or a new table postgresql://...?table=SCHEMA.R "
+        "in the input's database",
+    )
     reapply.add_argument("--delimiter", metavar="D", help=DELIMITER_HELP)
     reapply.add_argument("--seed", type=int, help="seed of the row shuffle (default: from the OS)")
     reapply.add_argument("--report", help="report JSON file for this release")
@@ -565,13 +585,17 @@ def _require_flat(source: str, columns: Sequence[str]) -> None:
 
 
 def _apply(args: argparse.Namespace) -> int:
+    # A table output (or input) lives where its engine is: checked by the engine itself.
     check_destinations(
         {
-            "--output": args.output,
+            "--output": None if is_location(args.output) else args.output,
             "--report": args.report,
             "--report-html": args.report_html,
         },
-        {"input table": args.input, "report": args.from_report},
+        {
+            "input table": None if is_location(args.input) else args.input,
+            "report": args.from_report,
+        },
     )
     if args.report_html is not None:
         _require_matplotlib()  # before any work, not after it
@@ -584,13 +608,22 @@ def _apply(args: argparse.Namespace) -> int:
             seed=args.seed,
             delimiter=args.delimiter,
             hierarchy_duplicates=args.hierarchy_duplicates,
+            engine=args.engine,
         )
     except StaleTransformationError as error:
         # Not bad input: the batch is valid, the recorded levels just no longer suffice.
         message = " ".join(str(error).split())
         print(f"kanonym: apply: {message}; nothing written", file=sys.stderr)
         return EXIT_FAILED
-    result.write(args.output, report=args.report, report_html=args.report_html)
+    with result:
+        return _applied(args, result)
+
+
+def _applied(args: argparse.Namespace, result: Result) -> int:
+    """Write an applied release and say what was written."""
+    result.write(
+        args.output, report=args.report, report_html=args.report_html, replace=args.replace
+    )
     print_warnings(result)
     if not args.quiet:
         applied = result.transformation or {}
