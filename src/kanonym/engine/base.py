@@ -16,10 +16,12 @@ touch rows, and they are the engine's:
    raw value's label follows (:meth:`Generalization.labels`); which
    frequency-set tuples are released (the others are suppressed); the
    identifying columns to drop; the seed of the row shuffle
-   (:meth:`Engine.generalize`).
+   (:meth:`Engine.generalize`). A local recoding (Mondrian) is given as the
+   labels of each grouped tuple (:class:`TupleRecoding`,
+   :meth:`ServerEngine.recode`).
 3. **verify**: re-check the released table independently of the search
-   (:meth:`Engine.verify` with :mod:`kanonym.verify`), before anything is
-   written.
+   (:meth:`Engine.verify` with :mod:`kanonym.verify`; a local recoding:
+   :meth:`ServerEngine.verify_recoding`), before anything is written.
 4. **write**: the release replaces its destination atomically, after the
    re-check passed.
 

@@ -872,7 +872,9 @@ class SparkRelease:
             :meth:`SparkEngine.publish` read).
         unordered: the same rows before the shuffle's sort, with the engine's
             positional column names (what the re-check and the counts read:
-            an aggregation needs no order, and Spark would sort for nothing).
+            an aggregation needs no order, and Spark would sort for nothing);
+            a local recoding's also holds its quasi-identifiers' input values,
+            for the re-check.
         columns: the released columns, in order.
         internal: the engine's positional names of ``columns`` (c0, c1, ...).
         rows: the number of released rows the plan implies (the re-check
