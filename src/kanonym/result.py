@@ -244,7 +244,17 @@ class Result:
         """
         if isinstance(self.released, pl.DataFrame):
             return self.released.group_by(list(columns)).len()
+        if list(columns) == list(self.hierarchies):
+            return self._classes
         grouped = self.released.counts(columns)
+        return grouped.values.with_columns(pl.Series("len", grouped.counts, pl.UInt32))
+
+    @functools.cached_property
+    def _classes(self) -> pl.DataFrame:
+        """The classes of a release kept where the rows live, counted there once (the
+        summary's sizes and the fully suppressed attributes both read them)."""
+        assert not isinstance(self.released, pl.DataFrame)
+        grouped = self.released.counts(list(self.hierarchies))
         return grouped.values.with_columns(pl.Series("len", grouped.counts, pl.UInt32))
 
     def close(self) -> None:
@@ -406,9 +416,11 @@ class Result:
 
     def _wiped_counted(self, names: Sequence[str]) -> dict[str, str | None]:
         """:attr:`wiped_attributes` of a release kept where the rows live, from its counts."""
+        # A column holds one value in every row exactly when it does in every class.
+        classes = self.value_counts(list(self.hierarchies))
         wiped: dict[str, str | None] = {}
         for name in names:
-            values = self.value_counts([name]).get_column(name)
+            values = classes.get_column(name).unique()
             if values.len() == 1 and len(self.hierarchies[name].levels[0]) >= 2:
                 wiped[name] = values[0]
         return wiped
