@@ -22,6 +22,8 @@ from pathlib import Path
 _PACKAGE = Path(__file__).resolve().parent
 _KERNEL_MODULES = (
     _PACKAGE / "encode" / "grouping.py",
+    _PACKAGE / "encode" / "frequency.py",
+    _PACKAGE / "differential_privacy" / "java_random.py",
     _PACKAGE / "lattice" / "kernels.py",
     _PACKAGE / "metrics" / "base.py",
     _PACKAGE / "models" / "distribution.py",

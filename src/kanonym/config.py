@@ -478,7 +478,9 @@ class ReleaseJob:
     ``input`` and ``output`` are files, or ``postgresql://`` URLs (kept as
     strings) for the PostgreSQL engine; ``engine`` names the engine (None: the
     input's form decides); ``replace`` lets a table output replace an existing
-    table.
+    table; ``population`` is the table the input was drawn from, for the models
+    that judge a class by its population (a file or URL, read by its own
+    default engine).
     """
 
     input: Path | str
@@ -489,6 +491,7 @@ class ReleaseJob:
     report_html: Path | None = None
     engine: EngineName | None = None
     replace: bool = False
+    population: Path | str | None = None
 
 
 # Keys of a job file are the long flag names of ``kanonym anonymize``.
@@ -498,6 +501,7 @@ JOB_KEYS = frozenset(
         "output",
         "engine",
         "replace",
+        "population",
         "report",
         "report-html",
         "delimiter",
@@ -735,8 +739,11 @@ def job_from_options(
     """
     opts = _Options(options, where)
     k = opts.integer("k")
+    if k is None and any(m.startswith("differential-privacy:") for m in opts.names("models")):
+        k = 1  # differential privacy derives its own k (SafePub); k-anonymity adds nothing
     source = opts.location("input", base_dir)
     output = opts.location("output", base_dir)
+    population = opts.location("population", base_dir)
     for key, value in (
         ("input", source),
         ("output", output),
@@ -780,6 +787,7 @@ def job_from_options(
         },
         {
             "input table": None if isinstance(source, str) else source,
+            "population table": population if isinstance(population, Path) else None,
             "job file": job_file,
             **{
                 f"hierarchy file of '{name}'": spec_file(spec, base_dir=base_dir)
@@ -834,6 +842,7 @@ def job_from_options(
         config=config,
         engine=engine,
         replace=replace,
+        population=population,
     )
 
 

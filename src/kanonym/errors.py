@@ -15,9 +15,9 @@ Exit status of the ``kanonym`` command (:mod:`kanonym.cli.main`):
 1     no safe release possible or verification failed
       (:class:`NoSolutionError`, :class:`SearchTimeoutError`,
       :class:`VerificationError`, :class:`StaleTransformationError`,
-      :class:`LedgerPendingError`); also ``check`` on a table that is
-      not k-anonymous and ``link`` when an identity matches 1 to k - 1
-      released rows
+      :class:`LedgerPendingError`, :class:`BudgetExceededError`); also
+      ``check`` on a table that is not k-anonymous and ``link`` when an
+      identity matches 1 to k - 1 released rows
 2     bad input (:class:`InputError` and its subclasses): a one-line
       message names the file, column, value or option
 130   interrupted (Ctrl-C)
@@ -300,4 +300,21 @@ class LedgerPendingError(KanonymError):
 
     The release is committed; the ledger's next use (:meth:`kanonym.Ledger.recover`)
     renames the remaining files into place. The command exits 1.
+    """
+
+
+class BudgetExceededError(KanonymError):
+    """A release would spend more of its source's privacy budget than is left.
+
+    The release's (epsilon, delta) charge, added to what the recorded releases
+    of its source spent, exceeds the budget set in the ledger
+    (:mod:`kanonym.ledger.budget`); the message states what is left. The
+    input is valid: nothing was written or recorded, and the command line
+    exits 1.
+
+    Example:
+        >>> raise BudgetExceededError("t.csv: the release's charge exceeds the budget left")
+        Traceback (most recent call last):
+        ...
+        kanonym.errors.BudgetExceededError: t.csv: the release's charge exceeds the budget left
     """

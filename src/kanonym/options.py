@@ -39,7 +39,18 @@ AlgorithmName: TypeAlias = Literal[
 """A search (full-domain generalization, :mod:`kanonym.search`) or a local recoding
 (:mod:`kanonym.recoding`)."""
 
-MetricName: TypeAlias = Literal["dm-star", "dm", "entropy", "loss", "precision", "aecs", "height"]
+MetricName: TypeAlias = Literal[
+    "dm-star",
+    "dm",
+    "entropy",
+    "loss",
+    "precision",
+    "aecs",
+    "height",
+    "non-monotonic-entropy",
+    "average-class-size",
+    "arx-loss",
+]
 """A utility metric minimized by ``optimal`` and ``incognito`` (:mod:`kanonym.metrics`)."""
 
 PolicyName: TypeAlias = Literal[

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
+import numpy as np
+import numpy.typing as npt
 import polars as pl
 
 from kanonym._version import __version__
@@ -32,7 +34,10 @@ from kanonym.engine import ServerRelease
 from kanonym.engine.postgres import is_postgres_url
 from kanonym.hierarchy import Hierarchy
 from kanonym.io import CsvDialect, Table
-from kanonym.models import PrivacyModel, model_spec
+from kanonym.models import DifferentialPrivacy, PrivacyModel, model_spec
+from kanonym.models.average_risk import AverageReidentificationRisk
+from kanonym.models.base import SampleModel, is_sample_model
+from kanonym.models.k_map import KMap, described
 from kanonym.search import Progress
 from kanonym.search.trace import SearchTrace
 from kanonym.verify import CellCounts
@@ -456,6 +461,39 @@ class Result:
         )
         return tuple(notes)
 
+    def model_descriptions(self) -> list[dict[str, object]]:
+        """Each privacy model's parameters, as the reports give them.
+
+        A model judged on the whole release (a risk threshold: average risk,
+        sample or population uniqueness) also gives the value the release
+        reached, measured on its classes (``reached``; and, for an average
+        risk with a highest risk, ``records_at_risk_reached``). Estimated
+        k-map gives the least class size it derived (``derived_k``) and the
+        least released class (``reached``); differential privacy its derived
+        ``k``, the sample drawn and the least released class (``reached``).
+        """
+        sizes: npt.NDArray[np.int64] | None = None
+        out = []
+        for model in self.models:
+            entry = described(model, self.input_rows)
+            if isinstance(model, KMap) and model.estimator is not None and self.released_rows:
+                # Estimated k-map is k-anonymity with derived_k: the least class reached.
+                counted = self.value_counts(list(self.hierarchies)).get_column("len")
+                entry["reached"] = int(counted.min())  # type: ignore[arg-type]
+            if isinstance(model, DifferentialPrivacy) and self.released_rows:
+                counted = self.value_counts(list(self.hierarchies)).get_column("len")
+                entry["reached"] = int(counted.min())  # type: ignore[arg-type]
+            if is_sample_model(model):
+                if sizes is None:
+                    counted = self.value_counts(list(self.hierarchies)).get_column("len")
+                    sizes = np.sort(counted.to_numpy().astype(np.int64))
+                assert isinstance(model, SampleModel)
+                entry["reached"] = model.measure(sizes, rows=self.input_rows)
+                if isinstance(model, AverageReidentificationRisk) and model.highest_risk:
+                    entry["records_at_risk_reached"] = model.share_at_risk(sizes)
+            out.append(entry)
+        return out
+
     def report(self) -> dict[str, object]:
         """The release report (schema: the documentation's Reports page, ``schema_version`` 2)."""
         config = self.config
@@ -469,7 +507,7 @@ class Result:
             "max_suppressed_rows": self.max_suppressed_rows,
             "suppression_limit": config.suppression.describe(),
             "k": config.k,
-            "models": [model.describe() for model in self.models],
+            "models": self.model_descriptions(),
             "model_specs": [model_spec(model) for model in config.models],
             "sensitive_hierarchies": {
                 name: hierarchy.name for name, hierarchy in self.sensitive_hierarchies.items()

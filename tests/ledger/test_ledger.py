@@ -578,6 +578,9 @@ def test_issue10_p4_a_version_1_ledger_is_upgraded_and_read_back(setting: Settin
         connection.execute("DROP TABLE release_content")
         connection.execute("DROP TABLE pending_files")
         connection.execute("DROP TABLE pending_tables")
+        connection.execute("DROP TABLE budgets")
+        connection.execute("ALTER TABLE releases DROP COLUMN dp_epsilon")
+        connection.execute("ALTER TABLE releases DROP COLUMN dp_delta")
         connection.execute("PRAGMA user_version = 1")
     ledger = Ledger(setting.folder / "ledger.sqlite")
     assert ledger.release_table(1).equals(

@@ -106,11 +106,14 @@ def test_issue10_p5_which_metrics_have_exact_scores() -> None:
     exact = {name: make_metric(name, context).exact_scores for name in sorted(METRICS)}
     assert exact == {
         "aecs": True,
+        "arx-loss": False,
+        "average-class-size": True,
         "dm": True,
         "dm-star": True,
         "entropy": False,
         "height": True,
         "loss": False,
+        "non-monotonic-entropy": False,
         "precision": True,
     }
     assert score_tolerance(make_metric("loss", context)) == SCORE_TOLERANCE

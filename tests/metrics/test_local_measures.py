@@ -69,5 +69,7 @@ def test_local_measures_have_the_full_domain_keys_plus_ncp() -> None:
         "precision_by_attribute",
         "entropy",
         "loss",
+        "non-monotonic-entropy",
+        "arx-loss",
         "height",
     ]

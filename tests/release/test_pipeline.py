@@ -69,6 +69,9 @@ def test_report_has_the_documented_keys(samarati) -> None:
         "equivalence_classes",
         "aecs",
         "height",
+        "average-class-size",
+        "non-monotonic-entropy",
+        "arx-loss",
     }
     assert report["metric"] == "loss" and report["policy"] is None
     json.dumps(report)  # serializable as is

@@ -1,4 +1,10 @@
-"""Population uniqueness estimated from a sample: Zayatz (1991) and Pitman (Hoshino 2001).
+"""Population uniqueness estimated from a sample: Zayatz (1991), Pitman (Hoshino 2001), SNB.
+
+Read by ``kanonym risk``, by the population-uniqueness privacy model
+(:mod:`kanonym.models.population_uniqueness`) and by the re-check
+(:mod:`kanonym.verify.risk`): it imports only :mod:`kanonym.errors` and its own
+solver (:mod:`kanonym.attacks.newton`, :mod:`kanonym.attacks.gamma`), so the
+layers that may not import each other can all import it.
 
 A record unique in the released table (a *sample unique*) need not be unique in
 the population it was drawn from; only population uniques are certain matches
@@ -40,9 +46,11 @@ without bound): no Pitman estimate then.
 
 With no sample unique, both estimates are 0. Dankar et al.'s rule takes
 Pitman's estimate for π <= 10 % and the smaller of Zayatz's and the SNB
-model's above; kanonym has no SNB model, so its ``recommended`` estimate is
-Pitman's for π <= 10 % (Zayatz's when Pitman's is unavailable) and Zayatz's
-above, an upper bound of the rule's choice there.
+model's above (:func:`population_uniqueness` with ``"dankar"``, as ARX's
+privacy model applies it; SNB: :func:`snb_uniques`). The ``recommended``
+estimate of ``kanonym risk`` is Pitman's for π <= 10 % (Zayatz's when
+Pitman's is unavailable) and Zayatz's above, an upper bound of the rule's
+choice there.
 
 Example (n = 4 records in classes of sizes 1, 1, 2 from a population of 10:
 h_1 = 84/210 = 0.4, h_2 = 2 · 56/210, P = 0.8 / (0.8 + 0.5333) = 0.6, so
@@ -56,12 +64,15 @@ h_1 = 84/210 = 0.4, h_2 = 2 · 56/210, P = 0.8 / (0.8 + 0.5333) = 0.6, so
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from kanonym.attacks.gamma import digamma, trigamma
+from kanonym.attacks.newton import ACCURACY, solve
 from kanonym.errors import InputError, echo
 
 PITMAN_UP_TO = 0.1
@@ -387,3 +398,291 @@ def estimate_population(histogram: Mapping[int, int], population_size: int) -> P
         pitman=None if isinstance(pitman, str) else pitman,
         pitman_reason=pitman if isinstance(pitman, str) else None,
     )
+
+
+def _power(base: np.float64, exponent: np.float64) -> np.float64:
+    """Java's ``Math.pow`` for the cases SNB meets (NaN for a negative base and a
+    fractional exponent, infinity for 0 to a negative power), as NumPy gives them."""
+    return np.float64(np.power(base, exponent))
+
+
+def snb_uniques(histogram: Mapping[int, int], population_size: int) -> float:
+    """The SNB model's population uniques, as ARX computes them (NaN when unsolved).
+
+    Chen & Keller-McNulty (1998, "Estimation of identification disclosure risk
+    in microdata", J. Official Statistics 14(1)) model the population's class
+    sizes as shifted negative binomial: with f_i sample classes of size i,
+    u classes, n rows and π = n/N, the number of population classes K is
+    estimated as ``u + f_1 (v1 / v2) (v3 / v4)^2`` (sums over the sizes of
+    ``i π² (1 − π²)^(i−1) f_i``, ``(1 − π)^i f_i (1 + π)^i − 1``,
+    ``(1 − π)^i f_i`` and ``i π (1 − π)^(i−1) f_i``, as ARX sums them), the
+    parameters (a, b) solve the expected counts of sample uniques and pairs,
+    ``K π (b / (1 − d))^a (a d / (1 − d) + 1) = f_1`` and
+    ``K a b^a π² (1 − b) / 2 · (1 − d)^(a + 2) (2 − (1 − a) d) = f_2`` with
+    d = (1 − π)(1 − b), by ARX's Newton solver (:mod:`kanonym.attacks.newton`,
+    from (1, 1), with ARX's Jacobian), and the population holds ``K b^a``
+    uniques. Dankar et al. (2012) use it for sampling fractions above 10 %.
+
+    Example (175 rows in 114 classes from a population of 271: about 55 uniques):
+        >>> round(snb_uniques({1: 57, 2: 23, 3: 17, 4: 9, 5: 5, 6: 2, 9: 1}, 271), 6)
+        55.354295
+    """
+    n = float(sum(size * count for size, count in histogram.items()))
+    f = np.float64(n / population_size)
+    c1 = np.float64(histogram.get(1, 0))
+    c2 = np.float64(histogram.get(2, 0))
+    classes = np.float64(sum(histogram.values()))
+    v1 = v2 = v3 = v4 = np.float64(0.0)
+    one = np.float64(1.0)
+    with np.errstate(all="ignore"):
+        for size in sorted(histogram):
+            s, c = np.float64(size), np.float64(histogram[size])
+            share = _power(one - f, s) * c
+            v1 += s * (f * f) * _power(one - f * f, s - 1) * c
+            v2 += share * _power(one + f, s) - one
+            v3 += share
+            v4 += s * f * _power(one - f, s - 1) * c
+        k = classes + c1 * (v1 / v2) * (v3 / v4) * (v3 / v4)
+
+    def master(
+        point: tuple[float, float],
+    ) -> tuple[tuple[float, float], tuple[float, float, float, float]]:
+        a, b = np.float64(point[0]), np.float64(point[1])
+        d = (one - f) * (one - b)
+        first = k * f * _power(b / (one - d), a) * ((a * d) / (one - d) + one) - c1
+        second = (k * a * _power(b, a) * (f * f) * (one - b) / 2.0 * _power(one - d, a + 2.0)) * (
+            2.0 - (one - a) * d
+        ) - c2
+        # ARX's Jacobian (ModelSNB), term by term: e = (b - 1)(f - 1) = d.
+        e = (b - one) * (f - one)
+        e1, e2 = e - one, one - e
+        lead = a * e / e1 - one
+        ratio = _power(-b / e1, a)
+        b_a = _power(b, a)
+        scaled = a * b_a * (f * f) * k
+        denominator = 2.0 * _power(e2, a + 2.0)
+        shift = (a - one) * e + 2.0
+        fk, f2k = f * k, (f * f) * k
+        x1 = -fk * np.log(-b / e1) * lead * ratio - (fk * ratio * e) / e1
+        x2 = a * fk * (one / e1 - (b * (f - one)) / (e1 * e1)) * lead * _power(
+            -b / e1, a - one
+        ) - fk * ratio * ((a * (f - one)) / e1 - (a * (b - one) * (f - one) ** 2) / (e1 * e1))
+        y1 = (
+            (scaled * np.log(e2) * shift * (b - one)) / denominator
+            - (scaled * (b - one) * (b - one) * (f - one)) / denominator
+            - (b_a * f2k * shift * (b - one)) / denominator
+            - (a * b_a * f2k * np.log(b) * shift * (b - one)) / denominator
+        )
+        y2 = (
+            -(scaled * shift) / denominator
+            - (a * a * _power(b, a - one) * f2k * shift * (b - one)) / denominator
+            - (a * b_a * f2k * (a - one) * e) / denominator
+            - (a * b_a * f2k * shift * (a + 2.0) * e) / (2.0 * _power(e2, a + 3.0))
+        )
+        return (float(first), float(second)), (float(x1), float(x2), float(y1), float(y2))
+
+    a, b = solve(master, (1.0, 1.0))
+    with np.errstate(all="ignore"):
+        return float(k * _power(np.float64(b), np.float64(a)))
+
+
+def estimate_snb(histogram: Mapping[int, int], population_size: int) -> PopulationEstimate | str:
+    """The SNB model's estimate (:func:`snb_uniques`), or why there is none.
+
+    Raises:
+        InputError: as :func:`estimate_zayatz`.
+    """
+    n, singletons = _sample(histogram, population_size)
+    uniques = 0.0 if singletons == 0 else snb_uniques(histogram, population_size)
+    if math.isnan(uniques) or not 0.0 <= uniques <= population_size:
+        return f"the SNB model has no solution in range (got {uniques:.6g} population uniques)"
+    return PopulationEstimate(
+        estimator="snb", sample_size=n, population_size=population_size, population_uniques=uniques
+    )
+
+
+ESTIMATORS = ("pitman", "zayatz", "snb", "dankar")
+"""The estimators a population-uniqueness threshold may name."""
+
+
+def population_uniqueness(
+    histogram: Mapping[int, int], population_size: int, estimator: str
+) -> float | None:
+    """The estimated share of the population unique in it, as ARX's models judge it.
+
+    ``estimator`` is one of :data:`ESTIMATORS`. A sample without uniques gives
+    0. An estimate that is missing (no fit) or 0 is *invalid*: ``pitman``,
+    ``zayatz`` and ``snb`` then give 0, ``dankar`` gives None. ``dankar`` is
+    Dankar, El Emam, Neisa & Roffey's rule (2012, "Estimating the
+    re-identification risk of clinical data sets", BMC Med. Inform. Decis.
+    Mak. 12:66): Pitman's estimate for sampling fractions π <= 10 %
+    (:data:`PITMAN_UP_TO`; none when it is invalid, as in ARX's
+    ``PopulationUniqueness``, which gives Zayatz no fallback role there),
+    above it the smaller of Zayatz's and SNB's (Zayatz's when SNB's is
+    invalid).
+
+    Raises:
+        InputError: as :func:`estimate_zayatz`, or an unknown ``estimator``.
+
+    Example:
+        >>> population_uniqueness({2: 3}, 100, "dankar")
+        0.0
+        >>> round(population_uniqueness({1: 2, 2: 1}, 10, "zayatz"), 12)  # 3 of 10
+        0.3
+    """
+    n, singletons = _sample(histogram, population_size)
+    if estimator not in ESTIMATORS:
+        raise InputError(f"estimator {echo(estimator)} is not one of {', '.join(ESTIMATORS)}")
+    if singletons == 0:
+        return 0.0
+
+    def valid(uniques: float) -> float | None:
+        return None if math.isnan(uniques) or uniques == 0 else uniques
+
+    def pitman() -> float | None:
+        return valid(pitman_uniques(histogram, population_size))
+
+    def zayatz() -> float | None:
+        return valid(estimate_zayatz(histogram, population_size).population_uniques)
+
+    def snb() -> float | None:
+        return valid(snb_uniques(histogram, population_size))
+
+    if estimator == "dankar":
+        if n / population_size <= PITMAN_UP_TO:
+            chosen = pitman()
+        else:
+            by_zayatz, by_snb = zayatz(), snb()
+            chosen = (
+                by_zayatz
+                if by_snb is None or (by_zayatz is not None and by_zayatz < by_snb)
+                else by_snb
+            )
+        return None if chosen is None else chosen / population_size
+    uniques = {"pitman": pitman, "zayatz": zayatz, "snb": snb}[estimator]()
+    return 0.0 if uniques is None else uniques / population_size
+
+
+def pitman_uniques(histogram: Mapping[int, int], population_size: int) -> float:
+    """Pitman's population uniques fitted as ARX fits them (NaN when unsolved).
+
+    The same model as :func:`estimate_pitman` (Hoshino 2001), whose maximum
+    likelihood (θ, α) solves ∂ℓ/∂θ = ∂ℓ/∂α = 0; ARX solves these equations by
+    Newton's method (:func:`kanonym.attacks.newton.solve`, θ >= 0) from a
+    moment start, θ₀ = (n u c − f_1 (n − 1)(2u + c)) / (2 f_1 u + f_1 c − n c)
+    and α₀ = (θ₀ (f_1 − n) + (n − 1) f_1) / (n u), c = f_1 (f_1 − 1) / f_2 (f_2
+    read as 1 when 0), with the equations in closed form (digamma, trigamma:
+    :mod:`kanonym.attacks.gamma`), and again with the sums themselves when
+    that fails or its root does not satisfy them to 1e-6. The population then
+    holds ``N^α Γ(θ + 1) / Γ(θ + α)`` uniques, taken the larger of its log-gamma
+    and gamma forms that lies in [0, N]. Where the likelihood's maximum lies
+    inside 0 < α < 1 and Newton converges, this is the maximum
+    :func:`estimate_pitman` finds by bisection (which ``kanonym risk``
+    reports), to the solver's accuracy; ARX does not hold α >= 0, so where
+    that maximum is at α = 0 Newton may stop at a stationary point with α < 0.
+    The privacy model uses this fit: it is ARX's (its decisions, also where
+    Newton fails, are ARX's) and far cheaper (no sum over the rows), which a
+    model estimating once per step of a search needs.
+
+    Example (the sample of :func:`fit_pitman`, N = 10,000: as estimate_pitman):
+        >>> round(pitman_uniques({1: 40, 2: 12, 3: 6, 5: 3, 9: 1}, 10_000), 1)
+        100.3
+    """
+    sizes = sorted(histogram)
+    counts = [float(histogram[s]) for s in sizes]
+    c1 = float(histogram.get(1, 0))
+    c2 = float(histogram.get(2, 0)) or 1.0
+    u = float(sum(counts))
+    n = float(sum(s * c for s, c in zip(sizes, counts, strict=True)))
+    others = [(float(s), c) for s, c in zip(sizes, counts, strict=True) if s != 1]
+    v0 = u - 1.0
+    with np.errstate(all="ignore"):
+        c = np.float64(c1 * (c1 - 1.0)) / np.float64(c2)
+        theta = (n * u * c - c1 * (n - 1.0) * (2.0 * u + c)) / (2.0 * c1 * u + c1 * c - n * c)
+        alpha = (theta * (c1 - n) + (n - 1.0) * c1) / (n * u)
+    start = (float(theta), float(alpha))
+
+    def closed(
+        point: tuple[float, float],
+    ) -> tuple[tuple[float, float], tuple[float, float, float, float]]:
+        t, a = np.float64(point[0]), np.float64(point[1])
+        with np.errstate(all="ignore"):
+            ratio = float(t / a)
+            psi_top = digamma(v0 + ratio + 1.0)
+            tri_top = trigamma(float((a + t + a * v0) / a))
+            tri_base = trigamma(ratio + 1.0)
+            psi_base = digamma(ratio + 1.0)
+            a2 = a * a
+            d1 = (tri_base - tri_top) / a2
+            d5 = (((a * psi_top) + (t * tri_top)) - (a * psi_base) - (t * tri_base)) / (a2 * a)
+            d3 = (
+                ((((a2 * v0) - (t * t * tri_top)) + (t * t * tri_base)) - (2.0 * a * t * psi_top))
+                + (2.0 * a * t * psi_base)
+            ) / (a2 * a2)
+            o1 = (psi_top - psi_base) / a
+            o3 = ((-t * psi_top) + (a * v0) + (t * psi_base)) / (a * a)
+            o2 = digamma(float(n + t)) - digamma(float(t + 1.0))
+            d2 = trigamma(float(t + 1.0)) - trigamma(float(n + t))
+            psi_one, tri_one = digamma(float(1.0 - a)), trigamma(float(1.0 - a))
+            d4 = sum(k * (tri_one - trigamma(float(s - a))) for s, k in others)
+            o4 = sum(k * (digamma(float(s - a)) - psi_one) for s, k in others)
+            return (float(o1 - o2), float(o3 - o4)), (
+                float(d2 - d1),
+                float(-d5),
+                float(-d5),
+                float(-d3 - d4),
+            )
+
+    to_u = np.arange(1.0, u)
+    to_n = np.arange(1.0, n)
+    largest = int(max(sizes))
+    steps = np.arange(1.0, largest)
+    by_size = np.array([s for s, _ in others], dtype=np.int64)
+    weight = np.array([k for _, k in others])
+
+    def summed(
+        point: tuple[float, float],
+    ) -> tuple[tuple[float, float], tuple[float, float, float, float]]:
+        t, a = point
+        with np.errstate(all="ignore"):
+            v = t + to_u * a
+            inverse, square = 1.0 / v, 1.0 / (v * v)
+            o1, o3 = float(inverse.sum()), float((to_u * inverse).sum())
+            d1, d5, d3 = (
+                float(square.sum()),
+                float((to_u * square).sum()),
+                float((to_u * to_u * square).sum()),
+            )
+            # Σ_{j<s} 1/(j − a) and 1/(j − a)² for every size s, by running sums.
+            first = np.concatenate(([0.0], np.cumsum(1.0 / (steps - a))))
+            second = np.concatenate(([0.0], np.cumsum(1.0 / ((steps - a) ** 2))))
+            o4 = float((weight * first[by_size - 1]).sum())
+            d4 = float((weight * second[by_size - 1]).sum())
+            w = t + to_n
+            o2, d2 = float((1.0 / w).sum()), float((1.0 / (w * w)).sum())
+        return (o1 - o2, o3 - o4), (d2 - d1, -d5, -d5, -d3 - d4)
+
+    def nonnegative(point: tuple[float, float]) -> bool:
+        return point[0] >= 0
+
+    t, a = solve(closed, start, constraint=nonnegative)
+    if math.isnan(t) or math.isnan(a):
+        t, a = solve(summed, start, constraint=nonnegative)
+    else:
+        (fx, fy), _ = summed((t, a))
+        if math.isnan(fx) or math.isnan(fy) or abs(fx) > ACCURACY or abs(fy) > ACCURACY:
+            t, a = solve(summed, start, constraint=nonnegative)
+    if math.isnan(t) or math.isnan(a) or a == 0:
+        return math.nan
+    big_n = float(population_size)
+    found = []
+    with np.errstate(all="ignore"):
+        scale = float(np.power(np.float64(big_n), np.float64(a)))
+        if t + a > 0:  # Apache's logGamma is NaN from 0 down
+            logs = math.lgamma(t + 1.0) - math.lgamma(t + a)
+            found.append(math.exp(logs) * scale if logs < 709.0 else math.inf)
+        # Java's Gamma.gamma overflows to an infinity (then out of range) where Python raises.
+        with contextlib.suppress(OverflowError, ValueError, ZeroDivisionError):
+            found.append(math.gamma(t + 1.0) / math.gamma(t + a) * scale)
+    valid = [value for value in found if 0.0 <= value <= big_n]
+    return max(valid) if valid else math.nan

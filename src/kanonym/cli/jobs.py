@@ -58,6 +58,7 @@ _JOB_FLAGS = (
     "hierarchy_duplicates",
     "engine",
     "replace",
+    "population",
 )
 """The flags that are job options (the ``argparse`` names of job-file keys)."""
 
@@ -78,7 +79,7 @@ def job_options(args: argparse.Namespace) -> tuple[dict[str, object], Path, str]
         del options[key]
     if flags and args.config is not None:
         # Flags are relative to the working directory, the file's keys to its folder.
-        for key in ("input", "output", "report", "report_html"):
+        for key in ("input", "output", "report", "report_html", "population"):
             if key in flags and not is_location(flags[key]):
                 flags[key] = str(Path(flags[key]).resolve())
         if "qi" in flags:

@@ -6,12 +6,16 @@ schema; ``ledger = "..."`` in the job file),
 ``--key COL``, ``--based-on ID`` and ``--replay ID`` (keys ``key``, ``based-on``,
 ``replay``). ``audit`` links releases (files, or ledger release numbers with
 ``--ledger``) and exits 1 when the linked table is not k-anonymous.
-``ledger list`` and ``ledger show ID`` print what a ledger recorded.
+``ledger list`` and ``ledger show ID`` print what a ledger recorded; ``ledger
+budget`` lists the sources' differential-privacy budgets, or sets one
+(``--epsilon E --delta D``: parameters ``epsilon`` and ``delta`` of
+:meth:`kanonym.Ledger.set_budget`).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from collections.abc import Callable, Mapping
@@ -28,7 +32,7 @@ from kanonym.errors import InputError, LedgerPendingError
 
 if TYPE_CHECKING:
     from kanonym.attacks.complementary import AuditResult
-    from kanonym.ledger import LedgerEntry, LedgerRelease
+    from kanonym.ledger import BudgetStatus, LedgerEntry, LedgerRelease
     from kanonym.release.recorded import Ledger
 
 _LEDGER_KEYS = ("ledger", "key", "based-on", "replay")
@@ -56,6 +60,8 @@ _AUDIT_EXAMPLES = """Examples:
 _LEDGER_EXAMPLES = """Examples:
   kanonym ledger list releases.sqlite
   kanonym ledger show releases.sqlite 2 --json
+  kanonym ledger budget releases.sqlite patients.csv --epsilon 1 --delta 1e-6
+  kanonym ledger budget releases.sqlite
 """
 
 
@@ -138,12 +144,14 @@ def add_ledger_commands(commands: argparse._SubParsersAction[Any]) -> None:
 
     ledger = commands.add_parser(
         "ledger",
-        help="list the releases a ledger recorded, or show one",
+        help="list the releases a ledger recorded, show one, or list and set privacy budgets",
         epilog=_LEDGER_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     actions = ledger.add_subparsers(
-        dest="ledger_action", required=True, help="list: every release; show: one release"
+        dest="ledger_action",
+        required=True,
+        help="list: every release; show: one release; budget: the sources' privacy budgets",
     )
     listing = actions.add_parser(
         "list",
@@ -166,6 +174,35 @@ def add_ledger_commands(commands: argparse._SubParsersAction[Any]) -> None:
     )
     showing.add_argument("release_id", type=int, metavar="ID", help="release number")
     showing.add_argument("--json", action="store_true", help="print one JSON object")
+    budgeting = actions.add_parser(
+        "budget",
+        help="list the sources' differential-privacy budgets, or set one",
+        description="Without SOURCE: every source with a privacy budget, what its releases "
+        "spent (epsilons and deltas add up: sequential composition), what is left, and which "
+        "releases spent it. With SOURCE alone: that source. With SOURCE, --epsilon and "
+        "--delta: set its budget, or change it (never below what was spent: exit 2); the "
+        "ledger is created if absent. A differentially private release of a source with no "
+        "budget is refused (exit 2), and one whose charge exceeds what is left (exit 1).",
+        epilog=_LEDGER_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    budgeting.add_argument(
+        "ledger_file", metavar="LEDGER", help="ledger: SQLite file or postgresql:// URL"
+    )
+    budgeting.add_argument(
+        "source",
+        nargs="?",
+        metavar="SOURCE",
+        help="the source as 'kanonym release' names it: a file (its absolute path is used) or "
+        "a postgresql://...?table=SCHEMA.T URL",
+    )
+    budgeting.add_argument(
+        "--epsilon", type=float, metavar="E", help="the budget's epsilon (finite, > 0)"
+    )
+    budgeting.add_argument("--delta", type=float, metavar="D", help="the budget's delta, in [0, 1)")
+    budgeting.add_argument(
+        "--json", action="store_true", help="print one JSON object (an array when listing)"
+    )
 
 
 def _text(value: object, key: str, where: str) -> str | None:
@@ -262,6 +299,11 @@ def _recorded(made: LedgerRelease, ledger: str) -> str:
         notes.append(f"based on release {entry.based_on}")
     if entry.replay_of is not None:
         notes.append(f"re-run of release {entry.replay_of}, reproduced exactly")
+    if entry.charge is not None:
+        notes.append(
+            f"charged epsilon {entry.charge.epsilon:g}, delta {entry.charge.delta:g} to the "
+            "privacy budget of its source"
+        )
     return "; ".join(notes)
 
 
@@ -308,6 +350,8 @@ def _audit(args: argparse.Namespace) -> int:
 
 
 def _ledger(args: argparse.Namespace) -> int:
+    if args.ledger_action == "budget":
+        return _budget(args)
     ledger = release.Ledger(args.ledger_file, create=False)
     if args.ledger_action == "show":
         entry = ledger.entry(args.release_id)
@@ -331,12 +375,49 @@ def _ledger(args: argparse.Namespace) -> int:
             for what, number in (("based on", entry.based_on), ("replay of", entry.replay_of))
             if number is not None
         )
+        charge = entry.charge
         print(
             f"{entry.id:>4}  {entry.created}  {entry.source} -> {entry.output}  k={entry.k}  "
             f"{entry.released_rows} of {entry.source_rows} rows  "
-            f"qi {', '.join(entry.quasi_identifiers)}" + (f"  ({how})" if how else "")
+            f"qi {', '.join(entry.quasi_identifiers)}"
+            + ("" if charge is None else f"  epsilon={charge.epsilon:g} delta={charge.delta:g}")
+            + (f"  ({how})" if how else "")
         )
     return 0
+
+
+def _budget(args: argparse.Namespace) -> int:
+    """``ledger budget``: list the budgets, show one, or set one."""
+    setting = args.epsilon is not None or args.delta is not None
+    if setting and (args.source is None or args.epsilon is None or args.delta is None):
+        raise InputError(
+            "kanonym ledger budget: a budget is set with SOURCE, --epsilon E and --delta D "
+            "(--delta 0 for pure epsilon-differential privacy)"
+        )
+    if setting:
+        ledger = release.Ledger(args.ledger_file)
+        statuses = [ledger.set_budget(args.source, epsilon=args.epsilon, delta=args.delta)]
+    else:
+        ledger = release.Ledger(args.ledger_file, create=False)
+        statuses = [ledger.budget(args.source)] if args.source is not None else ledger.budgets()
+    if args.json:
+        documents = [status.as_dict() for status in statuses]
+        print(json.dumps(documents if args.source is None else documents[0]))
+        return 0
+    if not statuses:
+        print(f"{ledger.name}: no privacy budget set")
+    for status in statuses:
+        print(("budget set: " if setting else "") + _budget_line(status))
+    return 0
+
+
+def _budget_line(status: BudgetStatus) -> str:
+    ids = ", ".join(str(i) for i in status.releases) or "none"
+    return (
+        f"{status.source}  epsilon {status.epsilon_spent:g} of {status.epsilon_budget:g} spent, "
+        f"{status.epsilon_remaining:g} left  delta {status.delta_spent:g} of "
+        f"{status.delta_budget:g} spent, {status.delta_remaining:g} left  releases {ids}"
+    )
 
 
 def _listed(entry: LedgerEntry) -> dict[str, object]:
@@ -353,6 +434,7 @@ def _listed(entry: LedgerEntry) -> dict[str, object]:
         "based_on": entry.based_on,
         "replay_of": entry.replay_of,
         "complementary": list(entry.complementary),
+        "charge": None if entry.charge is None else dataclasses.asdict(entry.charge),
     }
 
 

@@ -36,6 +36,7 @@ from kanonym.config import (
 )
 from kanonym.engine.choose import is_location
 from kanonym.errors import (
+    BudgetExceededError,
     ColumnNotFoundError,
     DateFormatError,
     DestinationExistsError,
@@ -73,8 +74,9 @@ exit status:
   0    success
   1    no safe release: no transformation satisfies the models within the limits
        (or none was found before --time-limit), the release failed its final
-       verification, or apply's levels no longer suffice; check: the table is
-       not k-anonymous; link: an identity matches 1 to k-1 released rows
+       verification, apply's levels no longer suffice, or release: the source's
+       privacy budget has too little left; check: the table is not
+       k-anonymous; link: an identity matches 1 to k-1 released rows
   2    bad input (a one-line message names the file, column, value or option)
   130  interrupted (Ctrl-C)"""
 """The exit statuses, as ``kanonym --help`` ends (:mod:`kanonym.errors` maps the errors)."""
@@ -253,6 +255,12 @@ def _build_parser() -> _Parser:
         choices=get_args(EngineName),
         help="where the rows are read, transformed and re-checked (default: embedded for "
         "files, postgres for a postgresql:// input)",
+    )
+    run.add_argument(
+        "--population",
+        help="the table the input was drawn from (CSV, Parquet or postgresql:// URL), for "
+        "delta-presence and k-map with a population: each input row must be one of its rows; "
+        "only the input's rows are released",
     )
     run.add_argument(
         "--qi",
@@ -839,6 +847,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Valid input that no release satisfies: not bad input, but nothing to publish.
         message = " ".join(as_flags(str(error), args.command).split())
         print(f"kanonym: no release: {bounded(message)}; nothing written", file=sys.stderr)
+        return EXIT_FAILED
+    except BudgetExceededError as error:
+        # Valid input, refused by the ledger's budget: like a release no model admits.
+        message = " ".join(as_flags(str(error), args.command).split())
+        print(f"kanonym: privacy budget exceeded: {bounded(message)}", file=sys.stderr)
         return EXIT_FAILED
     except UnassignedColumnsError as error:
         print(f"kanonym: error: {bounded(unassigned_message(error))}", file=sys.stderr)

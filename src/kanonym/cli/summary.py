@@ -31,7 +31,9 @@ def summary(result: Result) -> str:
         )
     levels = ", ".join(f"{name}={level}" for name, level in result.transformation.items())
     if config.metric is not None:
-        if not ALGORITHMS[config.algorithm].exact:
+        if any(m.name == "differential-privacy" for m in result.models):
+            proof = "chosen under differential privacy (SafePub), not optimized"
+        elif not ALGORITHMS[config.algorithm].exact:
             proof = "a heuristic: not proven optimal"
         elif result.proven_optimal:
             proof = "proven optimal"

@@ -2,7 +2,9 @@
 
 The UCI Adult census extract as used by ARX (30,162 rows without missing
 values; Becker & Kohavi 1996, UCI Machine Learning Repository, CC BY 4.0), with
-ARX's generalization hierarchies for its nine attributes.
+ARX's generalization hierarchies for its nine attributes, and ARX's research
+subset of it (3,016 of its rows), the sample of ARX's delta-presence and k-map
+tests.
 
 Example:
     >>> frame = load_adult()
@@ -39,6 +41,12 @@ def adult_path() -> Path:
         return Path(path)
 
 
+def adult_subset_path() -> Path:
+    """Path of the bundled research subset of Adult (ARX's ``adult_subset.csv``, gzip)."""
+    with as_file(files("kanonym.datasets") / "adult" / "adult_subset.csv.gz") as path:
+        return Path(path)
+
+
 def adult_hierarchy_path(column: str) -> Path:
     """Path of the ARX-format hierarchy file of an Adult column."""
     if column not in ADULT_COLUMNS:
@@ -50,6 +58,16 @@ def adult_hierarchy_path(column: str) -> Path:
 def load_adult() -> pl.DataFrame:
     """The Adult table, every column as text."""
     return read_table(adult_path()).frame
+
+
+def load_adult_subset() -> pl.DataFrame:
+    """ARX's research subset of Adult: 3,016 of its rows, every column as text.
+
+    Example:
+        >>> load_adult_subset().height
+        3016
+    """
+    return read_table(adult_subset_path()).frame
 
 
 def adult_hierarchies() -> dict[str, Hierarchy]:

@@ -4,6 +4,7 @@ from kanonym.encode.dictionary import DictionaryCodes, dictionary_codes, distinc
 from kanonym.encode.encoding import EncodedAttribute, EncodedTable, encode, encode_grouped
 from kanonym.encode.frequency import FrequencySet, pack_codes
 from kanonym.encode.grouping import Grouped, group_frame
+from kanonym.encode.population import encode_with_population
 from kanonym.encode.sensitive import (
     GroupedSensitiveAttribute,
     SensitiveAttribute,
@@ -26,6 +27,7 @@ __all__ = [
     "encode_grouped",
     "encode_grouped_sensitive",
     "encode_sensitive",
+    "encode_with_population",
     "group_frame",
     "pack_codes",
     "sensitive_labels",

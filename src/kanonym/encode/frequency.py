@@ -97,11 +97,17 @@ class FrequencySet:
             holding the rows in memory built the set (None otherwise). Only
             row-level steps read it (applying a transformation, local
             recoding); the search, the models and the metrics never do.
+        population: when the table is a sample (a research subset) of a
+            population table, the population's rows per tuple; the tuples are
+            then the population's, and ``counts`` may be 0 for tuples of the
+            population absent from the sample (see
+            :func:`kanonym.encode.encode_with_population`). None otherwise.
     """
 
     codes: IntArray
     counts: IntArray
     row_tuple: IntArray | None = None
+    population: IntArray | None = None
 
     @property
     def n_rows(self) -> int:

@@ -58,7 +58,8 @@ from kanonym.errors import InputError, VerificationError
 from kanonym.hierarchy import Hierarchy
 from kanonym.verify import ModelDeclaration, verify_models
 from kanonym.verify.local import uncovered
-from kanonym.verify.models import SensitiveRule, read
+from kanonym.verify.models import SensitiveRule, derives_sizes, read
+from kanonym.verify.risk import judges_release
 
 BoolArray = npt.NDArray[np.bool_]
 # An engine's handle on a release it keeps where the rows are (ServerEngine).
@@ -223,6 +224,11 @@ class Expected:
         models: the privacy models, as declarations the re-check reads
             (:class:`kanonym.verify.ModelDeclaration`), checked by its own
             definitions.
+        population: when the input is a sample of a population table, the
+            population's classes at the release's levels, generalized by the
+            re-check's own code
+            (:func:`kanonym.verify.population.population_classes`), for the
+            models that read it.
     """
 
     hierarchies: Mapping[str, Hierarchy]
@@ -230,6 +236,7 @@ class Expected:
     suppressed_rows: int
     max_suppressed_rows: int
     models: Sequence[ModelDeclaration]
+    population: pl.DataFrame | None = None
 
 
 class Engine(Protocol):
@@ -458,7 +465,12 @@ def verify_counted_models(
         VerificationError: a class fails a model.
     """
     attributes = sensitive_columns(expected.models)
-    if not attributes:
+    if (
+        not attributes
+        and expected.population is None
+        and not derives_sizes(expected.models)
+        and not judges_release(expected.models)
+    ):
         return
     weight = "kanonym_rows"
     counted = engine.counts(released, [*names, *attributes])
@@ -469,6 +481,7 @@ def verify_counted_models(
         source=source.values.with_columns(pl.Series(weight, source.counts, pl.Int64)),
         models=expected.models,
         weight=weight,
+        population=expected.population,
     )
 
 

@@ -119,4 +119,5 @@ class EmbeddedEngine:
             columns=names,
             source=self.table.frame,
             models=expected.models,
+            population=expected.population,
         )

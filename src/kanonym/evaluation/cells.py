@@ -58,7 +58,7 @@ from kanonym.lattice import Node
 from kanonym.metrics import ClassView, Loss, MetricContext, UtilityMetric
 from kanonym.metrics.cells import CellView, cell_score, precision_by_attribute
 from kanonym.metrics.measures import reported_score
-from kanonym.models import PrivacyModel, required_k
+from kanonym.models import ClassStatistics, PrivacyModel, required_k
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -168,7 +168,11 @@ class CellSuppressionEvaluator(NodeEvaluator):
                 name: group_sums(rows[members], group, n_groups)
                 for name, rows in partition.histograms.items()
             }
-            return self._satisfied(sizes, histograms)
+            return self._satisfied(
+                ClassStatistics(
+                    sizes=sizes, sensitive=histograms, overall=self._overall, values=self._values
+                )
+            )
 
         return judge
 
@@ -191,7 +195,7 @@ class CellSuppressionEvaluator(NodeEvaluator):
         return cells
 
     def _convert(self, node: Node, partition: Partition) -> NodeCells | None:
-        satisfied = self._satisfied(partition.sizes, partition.histograms)
+        satisfied = self._satisfied(self._statistics(partition)[0])
         if int(partition.sizes[~satisfied].sum()) > self.max_suppressed_rows:
             return None
         heights = self.encoded.heights
@@ -230,7 +234,7 @@ class CellSuppressionEvaluator(NodeEvaluator):
             return cached
         self.checks += 1
         partition = self.partition(node)
-        satisfied = self._satisfied(partition.sizes, partition.histograms)
+        satisfied = self._satisfied(self._statistics(partition)[0])
         view = ClassView(partition.sizes, satisfied, lambda: self._rollup.codes(partition))
         proxy = view.suppressed_rows <= self.max_suppressed_rows
         cells = self.conversion(node, partition) if proxy else None

@@ -6,7 +6,10 @@ per-level lookup arrays, packed into integer keys, and merged, summing their
 sizes, all vectorized (see :mod:`kanonym.evaluation.partition`). The rows of classes that fail
 a model are the *minimal required suppression* of the node (Samarati & Sweeney
 1998, section 4): exactly those rows must go for the node to satisfy the
-models, and the node is acceptable when they are at most MaxSup.
+models, and the node is acceptable when they are at most MaxSup. Models
+judged on the whole release (risk thresholds, :class:`kanonym.models.base.SampleModel`)
+then suppress some of the smallest kept classes as well, as ARX enforces its
+sample-based criteria; those rows count against MaxSup too.
 
 Example:
     >>> import numpy as np, polars as pl
@@ -22,7 +25,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,9 +41,13 @@ from kanonym.errors import InputError
 from kanonym.evaluation.partition import Partition, PartitionCache, Rollup
 from kanonym.lattice import Node
 from kanonym.metrics import ClassView, UtilityMetric
-from kanonym.models import ClassStatistics, PrivacyModel
+from kanonym.models import ClassStatistics, PrivacyModel, admits_absent_classes
+from kanonym.models.base import SampleModel
 
 IntArray = npt.NDArray[np.int64]
+
+# The histogram that carries a sample's rows when a population's tuples roll up.
+_SAMPLE = "\x00sample rows"
 
 
 @dataclass(frozen=True)
@@ -50,7 +57,8 @@ class NodeEvaluation:
     Attributes:
         node: the distance vector.
         suppressed_rows: rows in classes that fail a model (minimal required
-            suppression).
+            suppression), and in the classes a model judged on the whole
+            release suppresses.
         released_classes: classes that satisfy every model (kept).
         satisfied: whether ``suppressed_rows`` is within the limit.
         score: the utility metric's value, when the evaluator has a metric.
@@ -129,25 +137,113 @@ class NodeEvaluator:
         # Per sensitive attribute: value counts of every tuple and of the table.
         self._overall = {a.name: a.overall() for a in self.sensitive}
         self._values = {a.name: a.labels for a in self.sensitive}
-        self._rollup = Rollup(
-            encoded,
-            self.frequency_set,
-            {a.name: a.histograms(self.frequency_set) for a in self.sensitive},
-        )
+        histograms = {a.name: a.histograms(self.frequency_set) for a in self.sensitive}
+        rolled = self.frequency_set
+        population = self.frequency_set.population
+        if population is not None:
+            # A sample of a population: the population's tuples roll up, their sizes being
+            # population rows (always positive, as the roll-up's counting needs), and the
+            # sample's rows ride along as one more histogram.
+            rolled = FrequencySet(codes=rolled.codes, counts=population)
+            histograms[_SAMPLE] = self.frequency_set.counts.reshape(-1, 1)
+        self._rollup = Rollup(encoded, rolled, histograms)
+        # Models that judge the population's classes holding no sample row.
+        self._judge_absent = any(not admits_absent_classes(m) for m in self.models)
         self._partitions = PartitionCache(self._rollup.base)
-
-    def _satisfied(
-        self, sizes: IntArray, histograms: Mapping[str, IntArray]
-    ) -> npt.NDArray[np.bool_]:
-        statistics = (
-            ClassStatistics(
-                sizes=sizes, sensitive=histograms, overall=self._overall, values=self._values
-            )
-            if self.sensitive
-            else ClassStatistics(sizes=sizes)
+        # Models judged on the whole release (risk thresholds), enforced after the others.
+        self._sample_models: tuple[SampleModel, ...] = tuple(
+            m for m in self.models if isinstance(m, SampleModel)
         )
+        rows = self.frequency_set.n_rows
+        for sample_model in self._sample_models:
+            # Checks the parameters against the table (a population size below its rows).
+            sample_model.measure(np.array([rows], dtype=np.int64), rows=rows)
+
+    def _sample_suppression(
+        self, partition: Partition, satisfied: npt.NDArray[np.bool_]
+    ) -> npt.NDArray[np.bool_]:
+        """``satisfied`` with the classes the sample-based models suppress too.
+
+        As ARX (``HashGroupifyDistribution``): the kept classes are ordered by
+        size, then by the metric's per-class loss when it has one
+        (``class_losses``, ARX's Loss), then by first appearance in the table
+        (a class's member tuple is its first: tuples are numbered in order of
+        first appearance, and roll-ups keep the first; ARX orders by the least
+        row index, the same order for a table in memory, while an engine that
+        groups where the rows live numbers tuples in its grouping's order, so
+        which of equally ranked classes go may differ there, never how many
+        rows); each sample-based model
+        in turn says how many of the first it suppresses. Nothing more is
+        suppressed when the other models already exceed the limit (the node
+        fails anyway).
+        """
+        if not self._sample_models:
+            return satisfied
+        kept = np.flatnonzero(satisfied)
+        sizes = partition.sizes[kept]
+        budget = self.max_suppressed_rows - int(partition.sizes.sum() - sizes.sum())
+        if budget < 0:
+            return satisfied
+        ascending = np.sort(sizes)
+        rows = self.frequency_set.n_rows
+        prefix = 0
+        for model in self._sample_models:
+            spent = int(ascending[:prefix].sum())
+            if spent > budget:
+                break
+            prefix += model.classes_to_suppress(
+                ascending[prefix:], rows=rows, budget=budget - spent
+            )
+        if not prefix:
+            return satisfied
+        keys: list[npt.NDArray[np.generic]] = [partition.members[kept]]
+        losses = getattr(self.metric, "class_losses", None)
+        if callable(losses):
+            codes = self._rollup.codes(partition)[kept]
+            keys.append(np.asarray(losses(partition.node, codes, sizes), dtype=np.float64))
+        keys.append(sizes)
+        order = np.lexsort(keys)
+        out = satisfied.copy()
+        out[kept[order[:prefix]]] = False
+        return out
+
+    def _statistics(self, partition: Partition) -> tuple[ClassStatistics, Partition]:
+        """What the models see of ``partition``'s classes, and the partition as metrics
+        see it: with a population, only the classes holding sample rows, sized by them
+        (:meth:`_blocked` judges the others)."""
+        histograms = partition.histograms
+        population = None
+        if self.frequency_set.population is not None:
+            sample = histograms[_SAMPLE][:, 0]
+            held = sample > 0
+            population = partition.sizes[held]
+            partition = Partition(
+                partition.node,
+                partition.members[held],
+                sample[held],
+                {name: h[held] for name, h in histograms.items() if name != _SAMPLE},
+            )
+            histograms = partition.histograms
+        statistics = ClassStatistics(
+            sizes=partition.sizes,
+            sensitive=histograms,
+            overall=self._overall,
+            values=self._values,
+            population=population,
+        )
+        return statistics, partition
+
+    def _blocked(self, partition: Partition) -> bool:
+        """Whether a class of the population holding no sample row fails a model that
+        judges such classes too (delta-presence with delta_min > 0: those people are
+        in the sample with probability 0). No suppression can mend it."""
+        if self.frequency_set.population is None or not self._judge_absent:
+            return False
+        return bool((partition.histograms[_SAMPLE][:, 0] == 0).any())
+
+    def _satisfied(self, statistics: ClassStatistics) -> npt.NDArray[np.bool_]:
         if not self.models:
-            return np.ones(len(sizes), dtype=np.bool_)
+            return np.ones(len(statistics.sizes), dtype=np.bool_)
         first, *others = self.models
         satisfied = first.satisfied_classes(statistics)
         for model in others:
@@ -158,13 +254,27 @@ class NodeEvaluator:
         """The classes of ``node`` with the class of every frequency-set tuple.
 
         Used to transform the table; searches use :meth:`view`, which is cheaper.
+        With a population, classes holding no sample row are satisfied (they
+        release nothing) and sized 0.
         """
         partition, tuple_class = self._rollup.group(node, self._rollup.base)
-        satisfied = self._satisfied(partition.sizes, partition.histograms)
-        return NodeClasses(tuple_class=tuple_class, sizes=partition.sizes, satisfied=satisfied)
+        statistics, held = self._statistics(partition)
+        satisfied = self._sample_suppression(held, self._satisfied(statistics))
+        if held is partition:
+            return NodeClasses(tuple_class=tuple_class, sizes=partition.sizes, satisfied=satisfied)
+        mask = partition.histograms[_SAMPLE][:, 0] > 0
+        sizes = np.zeros(partition.n_classes, dtype=np.int64)
+        sizes[mask] = held.sizes
+        every = np.ones(partition.n_classes, dtype=np.bool_)
+        every[mask] = satisfied
+        return NodeClasses(tuple_class=tuple_class, sizes=sizes, satisfied=every)
 
     def partition(self, node: Node) -> Partition:
-        """The classes of ``node`` (codes, sizes, sensitive histograms), rolled up."""
+        """The classes of ``node`` (codes, sizes, sensitive histograms), rolled up.
+
+        With a population, its classes: sized by population rows, with the sample's
+        rows as the histogram ``_SAMPLE``.
+        """
         levels = np.array(node, dtype=np.int64)
         partition = self._rollup.partition(node, self._partitions.best_source(levels), levels)
         self._partitions.add(partition, levels)
@@ -172,9 +282,15 @@ class NodeEvaluator:
 
     def view(self, node: Node) -> ClassView:
         """The classes of ``node`` as models and metrics see them (sizes and codes)."""
-        partition = self.partition(node)
-        satisfied = self._satisfied(partition.sizes, partition.histograms)
-        return ClassView(partition.sizes, satisfied, lambda: self._rollup.codes(partition))
+        return self._view(node)[0]
+
+    def _view(self, node: Node) -> tuple[ClassView, bool]:
+        """:meth:`view`, and whether :meth:`_blocked` rules the node out."""
+        rolled = self.partition(node)
+        statistics, partition = self._statistics(rolled)
+        satisfied = self._sample_suppression(partition, self._satisfied(statistics))
+        view = ClassView(partition.sizes, satisfied, lambda: self._rollup.codes(partition))
+        return view, self._blocked(rolled)
 
     def monotone(self) -> bool:
         """Whether acceptance is monotone: a satisfying node's generalizations satisfy too.
@@ -216,14 +332,14 @@ class NodeEvaluator:
         if cached is not None:
             return cached
         self.checks += 1
-        view = self.view(node)
+        view, blocked = self._view(node)
         metric = self.metric
         suppressed = view.suppressed_rows
         evaluation = NodeEvaluation(
             node=node,
             suppressed_rows=suppressed,
             released_classes=view.released_classes,
-            satisfied=suppressed <= self.max_suppressed_rows,
+            satisfied=suppressed <= self.max_suppressed_rows and not blocked,
             score=None if metric is None else metric.score(node, view),
             bound=None if metric is None else metric.inherited_bound(view),
         )

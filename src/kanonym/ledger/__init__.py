@@ -11,7 +11,11 @@ plans each new release against it:
 * :mod:`~kanonym.ledger.fingerprints`: fingerprints of tables, released rows,
   hierarchies, and keyed hashes of record keys;
 * :mod:`~kanonym.ledger.policy`: the policies (seed, key, complementary,
-  temporal, linking), pure functions over records and tables;
+  temporal, linking, which releases spend a privacy budget), pure functions
+  over records and tables;
+* :mod:`~kanonym.ledger.budget`: differential-privacy budgets: what a release
+  charges its source (:class:`PrivacyCharge`), what is left
+  (:class:`BudgetStatus`);
 * :mod:`~kanonym.ledger.sources`: what the policies read of a source, in
   memory or where its rows live (a PostgreSQL table);
 * :mod:`~kanonym.ledger.storage`: what is recorded in which transaction, and
@@ -27,6 +31,7 @@ releases. This package imports the attacks (the linking of releases is
 :mod:`kanonym.attacks.complementary`) but never the release step.
 """
 
+from kanonym.ledger.budget import BudgetStatus, PrivacyCharge, privacy_charge
 from kanonym.ledger.fingerprints import row_fingerprints, table_fingerprint
 from kanonym.ledger.policy import ReleasePlan, link_releases
 from kanonym.ledger.records import HierarchyRecord, LedgerEntry, LedgerRelease
@@ -35,13 +40,16 @@ from kanonym.ledger.storage import LEDGER_SCHEMA_VERSION, LedgerStore
 
 __all__ = [
     "LEDGER_SCHEMA_VERSION",
+    "BudgetStatus",
     "HierarchyRecord",
     "LedgerEntry",
     "LedgerRelease",
     "LedgerStore",
+    "PrivacyCharge",
     "ReleasePlan",
     "ReleaseSession",
     "link_releases",
+    "privacy_charge",
     "release_session",
     "row_fingerprints",
     "table_fingerprint",

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-LEDGER_SCHEMA_VERSION = 3
+LEDGER_SCHEMA_VERSION = 4
 """Version of the ledger's tables; a ledger of a newer version is refused.
 
 Version 2 added ``release_content`` (each release's table and resolved
@@ -30,9 +30,13 @@ and ``pending_files`` (releases recorded whose files may not all be in place
 yet). Version 3 added ``pending_tables`` (releases recorded whose database
 table, published in another database's transaction, may not be committed
 yet) and the ``host`` of ``pending_files`` (the machine whose folders hold the
-journal: a ledger in PostgreSQL is shared by several). An older SQLite ledger
-is upgraded when opened for writing; the releases of a version 1 ledger are
-then read back from their files (checked by fingerprint).
+journal: a ledger in PostgreSQL is shared by several). Version 4 added
+``budgets`` (each source's differential-privacy budget) and the ``dp_epsilon``
+and ``dp_delta`` of ``releases`` (what a release charged it,
+:mod:`kanonym.ledger.budget`). An older ledger is upgraded in place when
+opened for writing (an SQLite ledger from version 1, a PostgreSQL one from
+version 3, its first); the releases of a version 1 ledger are then read back
+from their files (checked by fingerprint).
 """
 
 V2_SCHEMA = (
@@ -61,6 +65,19 @@ V3_SCHEMA = (
         release_id INTEGER PRIMARY KEY REFERENCES releases (id),
         destination TEXT NOT NULL,
         transaction_id TEXT NOT NULL
+    )""",
+)
+
+V4_SCHEMA = (
+    # What a differentially private release charged its source's budget (NULL: no charge).
+    "ALTER TABLE releases ADD COLUMN dp_epsilon REAL",
+    "ALTER TABLE releases ADD COLUMN dp_delta REAL",
+    # Each source's budget, by the name the ledger records it under (policy.source_name).
+    """CREATE TABLE budgets (
+        source TEXT PRIMARY KEY,
+        epsilon REAL NOT NULL,
+        delta REAL NOT NULL,
+        set_at TEXT NOT NULL
     )""",
 )
 
@@ -115,6 +132,7 @@ SCHEMA = (
     ) WITHOUT ROWID""",
     *V2_SCHEMA,
     *V3_SCHEMA,
+    *V4_SCHEMA,
     "CREATE INDEX releases_source ON releases (source)",
     # The seed rule, enforced by the database too (a replay re-uses its original's seed).
     "CREATE UNIQUE INDEX releases_seed ON releases (source_sha256, seed) WHERE replay_of IS NULL",
@@ -205,7 +223,8 @@ class LedgerDatabase(Protocol):
         ...
 
     def has_table(self, session: Session, name: str) -> bool:
-        """Whether the ledger has table ``name`` (an SQLite ledger of version 1 lacks some)."""
+        """Whether the ledger has table ``name`` (a ledger of an older version, read without
+        being upgraded, lacks some)."""
         ...
 
     def source_lock(self, names: Sequence[str]) -> contextlib.AbstractContextManager[None]:

@@ -59,6 +59,7 @@ from kanonym.config import AnonymizationConfig, HierarchyLike
 from kanonym.engine.postgres import is_postgres_url
 from kanonym.errors import InputError, VerificationError
 from kanonym.hierarchy import Hierarchy, SuppressBuilder, parse_hierarchy
+from kanonym.ledger.budget import privacy_charge
 from kanonym.ledger.fingerprints import KEY_HASH, KEY_TEXT, hierarchy_fingerprint
 from kanonym.ledger.postgres import table_name
 from kanonym.ledger.records import HierarchyRecord, LedgerEntry
@@ -118,6 +119,54 @@ def releases_of_source(
 ) -> list[LedgerEntry]:
     """The releases of this source: same file or content, or sharing record keys (``sharing``)."""
     return [e for e in entries if e.id in sharing or same_source(e, source, fingerprint)]
+
+
+def budget_releases(
+    entries: Sequence[LedgerEntry], name: str, fingerprint: str | None = None
+) -> list[LedgerEntry]:
+    """The releases that spend the privacy budget of source ``name`` (:mod:`kanonym.ledger.budget`).
+
+    They are the releases of the same source (:func:`same_source`) as any
+    release of ``name``, recorded or (content ``fingerprint``) being made: its
+    own releases, and those of the same content under another name (a copy
+    of one of its versions), so a copy never starts from a fresh budget. Since
+    a release of ``name`` has one of those contents, this is every release
+    whose content a release of ``name`` had. A table differing by one row is
+    another content: only its name links it (as for every policy here).
+
+    Example:
+        >>> from kanonym.ledger.records import HierarchyRecord
+        >>> def made(id: int, source: str, sha: str) -> LedgerEntry:
+        ...     return LedgerEntry(id=id, created="", kanonym_version="", source=source,
+        ...         source_sha256=sha, source_rows=1, quasi_identifiers={}, models=(),
+        ...         transformation={}, recoding=None, seed=id, released_columns=(),
+        ...         released_rows=1, release_sha256="", key=None, based_on=None,
+        ...         replay_of=None, complementary=(), output="", report=None)
+        >>> entries = [made(1, "/a.csv", "x"), made(2, "/copy.csv", "x"), made(3, "/b.csv", "y")]
+        >>> [e.id for e in budget_releases(entries, "/a.csv")]
+        [1, 2]
+        >>> [e.id for e in budget_releases(entries, "/a.csv", fingerprint="y")]
+        [1, 2, 3]
+    """
+    contents = {e.source_sha256 for e in entries if e.source == name}
+    if fingerprint is not None:
+        contents.add(fingerprint)
+    return [e for e in entries if e.source_sha256 in contents]
+
+
+def budgets_spent(
+    entries: Sequence[LedgerEntry], names: Collection[str], source: str, fingerprint: str
+) -> list[str]:
+    """The sources among ``names`` (those with a budget) whose budget a release of ``source``
+    with content ``fingerprint`` spends: its own, and every other source a recorded
+    release of which had this content (:func:`budget_releases`)."""
+    others = [
+        name
+        for name in names
+        if name != source
+        and any(e.source == name and e.source_sha256 == fingerprint for e in entries)
+    ]
+    return [source, *others] if source in names else others
 
 
 def lookup(entries: Mapping[int, LedgerEntry], release_id: int, parameter: str) -> LedgerEntry:
@@ -715,4 +764,5 @@ def new_entry(
         complementary=plan.complementary,
         output=output,
         report=None if report is None else str(report.resolve()),
+        charge=privacy_charge(result),
     )

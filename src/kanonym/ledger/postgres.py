@@ -4,10 +4,12 @@ The ledger is named by a URL, ``postgresql://USER@HOST:PORT/DB?schema=NAME``
 (the schema defaults to ``kanonym_ledger``; other parameters, such as
 ``sslmode``, go to the server; the password comes from ``PGPASSWORD``, a
 ``.pgpass`` or a service file). Its tables are those of the SQLite ledger
-(:data:`~kanonym.ledger.database.SCHEMA`, ``BLOB`` read as ``bytea`` and
-``INTEGER`` as ``bigint``), created in that schema, in one transaction, with
-the first record; the schema version and the secret of the record keys'
-hashes are rows of ``meta``, readable by whoever may read the schema.
+(:data:`~kanonym.ledger.database.SCHEMA`, ``BLOB`` read as ``bytea``,
+``INTEGER`` as ``bigint`` and ``REAL`` as ``double precision``), created in
+that schema, in one transaction, with the first record (a version 3 ledger is
+upgraded in place, in one transaction too); the schema version and the secret
+of the record keys' hashes are rows of ``meta``, readable by whoever may read
+the schema.
 
 Releases are ordered by the server's advisory locks, which end with the
 session that took them (so a killed client never leaves one held): a
@@ -40,7 +42,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from kanonym.engine.base import ServerRelease
 from kanonym.engine.postgres import PostgresEngine, PostgresLocation, PostgresRelease, redact
 from kanonym.errors import InputError
-from kanonym.ledger.database import LEDGER_SCHEMA_VERSION, SCHEMA, Rows, Session
+from kanonym.ledger.database import LEDGER_SCHEMA_VERSION, SCHEMA, V4_SCHEMA, Rows, Session
 
 if TYPE_CHECKING:
     import psycopg
@@ -55,6 +57,8 @@ _SETTLE_SECONDS = 30.0
 _DIALECT = (
     (re.compile(r"\bBLOB\b"), "BYTEA"),
     (re.compile(r"\bINTEGER\b"), "BIGINT"),
+    # PostgreSQL's REAL is 4 bytes; SQLite's, like a Python float, 8 (privacy charges add up).
+    (re.compile(r"\bREAL\b"), "DOUBLE PRECISION"),
     (re.compile(r"\s*\bWITHOUT ROWID\b"), ""),
 )
 
@@ -266,6 +270,8 @@ class PostgresDatabase:
                 f"{self.name}: ledger schema version {version} is newer than this kanonym "
                 f"supports ({LEDGER_SCHEMA_VERSION}); upgrade kanonym"
             )
+        if version is not None and version < LEDGER_SCHEMA_VERSION and create:
+            self._upgrade()
 
     def _key(self, name: str) -> int:
         """The advisory lock key of ``name`` in this ledger: 64 bits of a SHA-256."""
@@ -362,6 +368,40 @@ class PostgresDatabase:
             ) from None
         self._exists = True
 
+    def _upgrade(self) -> None:
+        """Version 3 (the first in PostgreSQL) -> 4 in one transaction (all or nothing), one
+        process at a time (the advisory lock of creation); the role must own the tables.
+
+        Raises:
+            InputError: the server refuses (no privilege), or the version is unknown.
+        """
+        import psycopg
+
+        with self._session() as session:
+            try:
+                session.execute("BEGIN")
+                session.execute("SELECT pg_advisory_xact_lock(?)", [self._key("create")])
+                # Another process may have upgraded it between our check and the lock.
+                version = self._version(session)
+                if version is not None and version < LEDGER_SCHEMA_VERSION:
+                    if version != 3:
+                        raise InputError(
+                            f"{self.name}: damaged kanonym ledger (schema version {version})"
+                        )
+                    for statement in V4_SCHEMA:
+                        session.execute(statement)
+                    session.execute(
+                        "UPDATE meta SET value = ? WHERE name = 'schema_version'",
+                        [str(LEDGER_SCHEMA_VERSION).encode()],
+                    )
+                session.execute("COMMIT")
+            except psycopg.Error as error:
+                # Closing the session discards the transaction: upgraded whole or not at all.
+                raise InputError(
+                    f"{self.name}: cannot upgrade the ledger to schema version "
+                    f"{LEDGER_SCHEMA_VERSION} ({first_line(str(error))})"
+                ) from None
+
     def begin_write(self, session: Session) -> None:
         """Begin (unless in another's transaction) and lock ``releases`` against other
         writers until the transaction ends."""
@@ -370,8 +410,13 @@ class PostgresDatabase:
         session.execute("LOCK TABLE releases IN SHARE ROW EXCLUSIVE MODE")
 
     def has_table(self, session: Session, name: str) -> bool:
-        """Every table of the current schema version exists in a PostgreSQL ledger."""
-        return True
+        """Whether the ledger's schema has table ``name`` (a version 3 ledger read without
+        being upgraded lacks ``budgets``)."""
+        found = session.execute(
+            "SELECT 1 FROM pg_tables WHERE schemaname = ? AND tablename = ?",
+            [self.location.schema, name],
+        ).fetchone()
+        return found is not None
 
     @contextlib.contextmanager
     def source_lock(self, names: Sequence[str]) -> Iterator[None]:

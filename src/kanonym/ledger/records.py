@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kanonym.errors import InputError
+from kanonym.ledger.budget import PrivacyCharge
 
 if TYPE_CHECKING:
     from kanonym.result import Result
@@ -76,6 +77,8 @@ class LedgerEntry:
         replay_of: the release this one re-runs, or None.
         complementary: the attributes of earlier releases added to the
             quasi-identifier.
+        charge: what the release charged its source's privacy budget (a
+            differentially private release, :mod:`kanonym.ledger.budget`), or None.
     """
 
     id: int
@@ -98,6 +101,7 @@ class LedgerEntry:
     complementary: tuple[str, ...]
     output: str
     report: str | None
+    charge: PrivacyCharge | None = None
 
     def __post_init__(self) -> None:
         where = f"release {self.id}"

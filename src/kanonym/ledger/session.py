@@ -7,7 +7,10 @@ search on :attr:`ReleasePlan.config <kanonym.ledger.policy.ReleasePlan.config>`
 (:meth:`kanonym.Ledger.release` runs the pipeline) and hands the verified
 result to :meth:`ReleaseSession.record`, which applies the temporal,
 replay and linking checks and writes and records the release, all before the
-lock is released. This module reads and writes through
+lock is released. A differentially private release is checked against its
+source's privacy budget first, before the search runs
+(:meth:`~kanonym.ledger.storage.LedgerStore.check_budget`; checked again when
+it is recorded). This module reads and writes through
 :class:`~kanonym.ledger.storage.LedgerStore`; the decisions are the policy's.
 """
 
@@ -24,6 +27,7 @@ import polars as pl
 
 from kanonym.config import AnonymizationConfig
 from kanonym.errors import InputError
+from kanonym.ledger.budget import charge_of
 from kanonym.ledger.fingerprints import table_fingerprint
 from kanonym.ledger.policy import (
     ReleasePlan,
@@ -172,9 +176,16 @@ def release_session(
 
     Raises:
         InputError: a policy refuses the release (seed already used, unknown
-            release, bad key).
+            release, bad key), or it is differentially private and no privacy
+            budget is set for its source.
+        BudgetExceededError: its charge exceeds what is left of a budget it spends.
     """
     with store.source_lock((source, fingerprint)):
+        charge = charge_of(config.models)
+        if charge is not None:
+            # Before the search and before anything touches the ledger: a release its
+            # budget cannot admit is refused now rather than after the long work.
+            store.check_budget(source, fingerprint, charge)
         entries = store.entries()
         by_id = {entry.id: entry for entry in entries}
         replayed = None if replay is None else lookup(by_id, replay, "replay")

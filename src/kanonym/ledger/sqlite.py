@@ -38,6 +38,7 @@ from kanonym.ledger.database import (
     SCHEMA,
     V2_SCHEMA,
     V3_SCHEMA,
+    V4_SCHEMA,
     Rows,
     Session,
 )
@@ -265,11 +266,15 @@ def _create(connection: sqlite3.Connection) -> None:
 
 
 def _upgrade(connection: sqlite3.Connection) -> None:
-    """Versions 1 and 2 -> 3: add what the later versions introduced (nothing else
+    """Versions 1 to 3 -> 4: add what the later versions introduced (nothing else
     changed)."""
     with _immediate(connection):
         version = connection.execute("PRAGMA user_version").fetchone()[0]
-        added = {1: (*V2_SCHEMA, *V3_SCHEMA), 2: V3_SCHEMA}.get(version, ())
+        added = {
+            1: (*V2_SCHEMA, *V3_SCHEMA, *V4_SCHEMA),
+            2: (*V3_SCHEMA, *V4_SCHEMA),
+            3: V4_SCHEMA,
+        }.get(version, ())
         for statement in added:
             connection.execute(statement)
         if added:

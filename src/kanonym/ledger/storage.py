@@ -25,6 +25,11 @@ that it is at its destination only if the ledger records it:
 
 Releases of one source are made one at a time (:meth:`LedgerStore.source_lock`),
 so that each is planned against every earlier one (:mod:`kanonym.ledger.policy`).
+A differentially private release is checked against its source's privacy
+budget (:mod:`kanonym.ledger.budget`) before its search
+(:meth:`LedgerStore.check_budget`) and again in the transaction that records
+it, which one writer holds at a time: releases running side by side can never
+spend more than the budget together.
 
 Example (a ledger is created with its first record; until then it reads as empty):
     >>> import tempfile
@@ -44,6 +49,7 @@ import io
 import json
 import socket
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -59,6 +65,13 @@ from kanonym.io.write import (
     prepare_write,
     recover,
 )
+from kanonym.ledger.budget import (
+    BudgetStatus,
+    PrivacyCharge,
+    check_amounts,
+    require_within,
+    spend,
+)
 from kanonym.ledger.database import (
     LEDGER_SCHEMA_VERSION,
     RELEASE_TABLES,
@@ -67,12 +80,16 @@ from kanonym.ledger.database import (
 )
 from kanonym.ledger.fingerprints import KEY_HASH, hash_keys, row_fingerprints, table_fingerprint
 from kanonym.ledger.policy import (
+    DATAFRAME_SOURCE,
     ReleasePlan,
+    budget_releases,
+    budgets_spent,
     declared,
     link_releases,
     new_entry,
     resolve_hierarchies,
     same_source,
+    source_name,
 )
 from kanonym.ledger.postgres import (
     PostgresDatabase,
@@ -225,9 +242,16 @@ class LedgerStore:
                 if self.database.has_table(session, "pending_tables")
                 else ""
             )
-            cursor = session.execute(f"SELECT * FROM releases{hidden} ORDER BY id")
-            names = [column[0] for column in cursor.description]
-            rows = cursor.fetchall()
+            return self._read_entries(session, hidden)
+
+    def _read_entries(
+        self, session: Session, where: str = "", params: Sequence[object] = ()
+    ) -> tuple[LedgerEntry, ...]:
+        """The releases of the ``releases`` rows ``where`` selects (all of them, pending
+        ones included, by default), oldest first."""
+        cursor = session.execute(f"SELECT * FROM releases{where} ORDER BY id", params)
+        names = [column[0] for column in cursor.description]
+        rows = cursor.fetchall()
         return tuple(self._entry(dict(zip(names, row, strict=True))) for row in rows)
 
     def entry(self, release_id: int) -> LedgerEntry:
@@ -386,6 +410,10 @@ class LedgerStore:
                 complementary=tuple(json.loads(str(row["complementary"]))),
                 output=str(row["output"]),
                 report=None if row["report"] is None else str(row["report"]),
+                # A ledger older than version 4, read without being upgraded, has no charges.
+                charge=None
+                if row.get("dp_epsilon") is None
+                else PrivacyCharge(float(str(row["dp_epsilon"])), float(str(row["dp_delta"]))),
             )
         except (KeyError, ValueError, TypeError, AttributeError) as error:
             raise InputError(f"{self.name}: release {row.get('id')} is damaged ({error})") from None
@@ -415,6 +443,123 @@ class LedgerStore:
             ).fetchall()
             session.execute("ROLLBACK")
         return hashed, {int(row[0]) for row in sharing}
+
+    def set_budget(self, source: str | Path, *, epsilon: float, delta: float) -> BudgetStatus:
+        """Set the differential-privacy budget of ``source``, or change it; returns its status.
+
+        ``source`` is named as the ledger records a release's source
+        (:func:`~kanonym.ledger.policy.source_name`: a file's absolute path, a
+        database table's URL without password; ``<DataFrame>`` is the one budget
+        of every data frame). Every later release of it that charges a budget
+        (:mod:`kanonym.ledger.budget`) must fit in what is left. The budget may
+        be raised, or lowered down to what the recorded releases of the source
+        spent (:func:`~kanonym.ledger.policy.budget_releases`), never below. The
+        ledger is created if absent. Example: ``ledger.set_budget("t.csv",
+        epsilon=1.0, delta=1e-5)``.
+
+        Raises:
+            InputError: ``epsilon`` or ``delta`` is not a privacy loss (finite,
+                epsilon > 0, 0 <= delta < 1), or is below what was spent.
+        """
+        name = _budget_name(source)
+        check_amounts(epsilon, delta, f"privacy budget of {name}")
+        epsilon, delta = float(epsilon), float(delta)
+        with self.database.connect() as session:
+            # One writer at a time, as when a release is recorded: the spend read here is
+            # the one the new budget is set against.
+            self.database.begin_write(session)
+            try:
+                status = spend(
+                    name, (epsilon, delta), _charges(self._read_entries(session), name, None)
+                )
+                if not status.covers_spent(epsilon, delta):
+                    raise InputError(
+                        f"{name}: a privacy budget of epsilon {epsilon:g}, delta {delta:g} is "
+                        f"below what its releases spent (epsilon {status.epsilon_spent:g}, "
+                        f"delta {status.delta_spent:g}); the budget is unchanged"
+                    )
+                session.execute(
+                    "INSERT INTO budgets VALUES (?, ?, ?, ?) ON CONFLICT (source) DO UPDATE "
+                    "SET epsilon = excluded.epsilon, delta = excluded.delta, "
+                    "set_at = excluded.set_at",
+                    (name, epsilon, delta, datetime.now(UTC).isoformat(timespec="seconds")),
+                )
+                _commit(session)
+            except BaseException:
+                with contextlib.suppress(*self.database.errors):
+                    session.execute("ROLLBACK")
+                raise
+        return status
+
+    def budget(self, source: str | Path) -> BudgetStatus:
+        """The privacy budget of ``source`` (named as for :meth:`set_budget`), what its
+        recorded releases spent and which ones.
+
+        Raises:
+            InputError: no budget is set for ``source``.
+        """
+        name = _budget_name(source)
+        for status in self.budgets():
+            if status.source == name:
+                return status
+        raise InputError(f"no privacy budget set for {name} in {self.name}")
+
+    def budgets(self) -> list[BudgetStatus]:
+        """Every source with a privacy budget, by name: its budget, spend and releases.
+
+        A release recorded while its table was being published in another
+        database counts until it is settled (:meth:`recover`)."""
+        if not self.database.exists():
+            return []
+        with self.database.connect() as session:
+            limits = self._limits(session)
+            entries = self._read_entries(session) if limits else ()
+        return [
+            spend(name, limit, _charges(entries, name, None))
+            for name, limit in sorted(limits.items())
+        ]
+
+    def check_budget(self, source: str, fingerprint: str, charge: PrivacyCharge) -> None:
+        """Refuse a release of ``source`` (content ``fingerprint``) charging ``charge`` that
+        its budget, or the budget of another source it spends
+        (:func:`~kanonym.ledger.policy.budgets_spent`), does not admit; checked before a
+        release's search, and again when it is recorded.
+
+        Raises:
+            InputError: no budget is set for ``source``.
+            BudgetExceededError: spent plus ``charge`` exceeds a budget.
+        """
+        if not self.database.exists():
+            raise InputError(self._no_budget(source))
+        with self.database.connect() as session:
+            self._within_budgets(session, source, fingerprint, charge)
+
+    def _within_budgets(
+        self, session: Session, source: str, fingerprint: str, charge: PrivacyCharge
+    ) -> None:
+        """:meth:`check_budget` on what ``session`` reads (every release row, pending ones
+        included: they may still be kept)."""
+        limits = self._limits(session)
+        if source not in limits:
+            raise InputError(self._no_budget(source))
+        entries = self._read_entries(session)
+        for name in budgets_spent(entries, limits, source, fingerprint):
+            require_within(spend(name, limits[name], _charges(entries, name, fingerprint)), charge)
+
+    def _limits(self, session: Session) -> dict[str, tuple[float, float]]:
+        """Each source's budget (epsilon, delta); none in a ledger older than version 4."""
+        if not self.database.has_table(session, "budgets"):
+            return {}
+        rows = session.execute("SELECT source, epsilon, delta FROM budgets").fetchall()
+        return {str(s): (float(e), float(d)) for s, e, d in rows}
+
+    def _no_budget(self, source: str) -> str:
+        """Why a differentially private release of ``source`` is refused without a budget."""
+        return (
+            f"no privacy budget set for {source} in {self.name}, and this release is "
+            f"differentially private: set one with `kanonym ledger budget {self.name} "
+            f"{source} ...` (Ledger.set_budget in Python); nothing written"
+        )
 
     def source_lock(self, names: Sequence[str]) -> contextlib.AbstractContextManager[None]:
         """Hold the ledger's lock of each source name (its path, its fingerprint), waiting:
@@ -574,6 +719,10 @@ class LedgerStore:
             """The release's records, in ``session``'s transaction; or the next free number."""
             moved = self._moved(session, entry, since, of_source)
             if moved is None:
+                if entry.charge is not None:
+                    # In the transaction that inserts the release, one writer at a time: no
+                    # release recorded meanwhile can have spent the budget this one reads.
+                    self._within_budgets(session, entry.source, entry.source_sha256, entry.charge)
                 self._insert_release(session, entry, result, published, journal)
             return moved
 
@@ -676,9 +825,7 @@ class LedgerStore:
         last = session.execute("SELECT coalesce(max(id), 0) FROM releases").fetchone()[0]
         if last == entry.id - 1:
             return None
-        cursor = session.execute("SELECT * FROM releases WHERE id > ?", (since,))
-        names = [column[0] for column in cursor.description]
-        newer = [self._entry(dict(zip(names, row, strict=True))) for row in cursor.fetchall()]
+        newer = self._read_entries(session, " WHERE id > ?", (since,))
         if any(of_source(e, session) for e in newer):
             raise InputError(
                 f"{self.name}: another release of this source was recorded while "
@@ -726,7 +873,24 @@ class LedgerStore:
             "replay_of": entry.replay_of,
             "complementary": list(entry.complementary),
             "kept_from_base_cells": kept_cells,
+            "charge": None if entry.charge is None else dataclasses.asdict(entry.charge),
         }
+
+
+def _budget_name(source: str | Path) -> str:
+    """``source`` as the ledger names a release's source (``<DataFrame>`` kept as it is)."""
+    return source if source == DATAFRAME_SOURCE else source_name(source)
+
+
+def _charges(
+    entries: Sequence[LedgerEntry], name: str, fingerprint: str | None
+) -> list[tuple[int, PrivacyCharge]]:
+    """The charges of the releases that spend ``name``'s budget, by release id."""
+    return [
+        (e.id, e.charge)
+        for e in budget_releases(entries, name, fingerprint)
+        if e.charge is not None
+    ]
 
 
 def _commit(session: Session) -> None:
@@ -765,6 +929,8 @@ def _insert(session: Session, entry: LedgerEntry) -> None:
         "complementary": json.dumps(list(entry.complementary)),
         "output": entry.output,
         "report": entry.report,
+        "dp_epsilon": None if entry.charge is None else entry.charge.epsilon,
+        "dp_delta": None if entry.charge is None else entry.charge.delta,
     }
     session.execute(
         f"INSERT INTO releases ({', '.join(values)}) VALUES ({', '.join('?' * len(values))})",

@@ -4,11 +4,14 @@ from kanonym.metrics.base import ClassView, MetricContext, UtilityMetric
 from kanonym.metrics.measures import completeness, precision_by_attribute, report_measures
 from kanonym.metrics.ranking import SCORE_TOLERANCE, score_tolerance
 from kanonym.metrics.utility import (
+    ArxLoss,
     AverageClassSize,
+    AverageEquivalenceClassSize,
     Discernibility,
     DiscernibilityStar,
     Height,
     Loss,
+    NonMonotonicEntropy,
     NonUniformEntropy,
     Precision,
 )
@@ -21,6 +24,9 @@ METRICS: dict[str, type[UtilityMetric]] = {
     "precision": Precision,
     "aecs": AverageClassSize,
     "height": Height,
+    "non-monotonic-entropy": NonMonotonicEntropy,
+    "average-class-size": AverageEquivalenceClassSize,
+    "arx-loss": ArxLoss,
 }
 DEFAULT_METRIC = "loss"
 
@@ -34,13 +40,16 @@ __all__ = [
     "DEFAULT_METRIC",
     "METRICS",
     "SCORE_TOLERANCE",
+    "ArxLoss",
     "AverageClassSize",
+    "AverageEquivalenceClassSize",
     "ClassView",
     "Discernibility",
     "DiscernibilityStar",
     "Height",
     "Loss",
     "MetricContext",
+    "NonMonotonicEntropy",
     "NonUniformEntropy",
     "Precision",
     "UtilityMetric",

@@ -17,6 +17,7 @@ show the same values. Each metric keeps its definition
   classes of size^2 (nothing is removed, so DM's penalty term is 0 and both agree).
 * ``aecs`` (LeFevre et al. 2006): rows per released class over k.
 * ``height``: the weighted sum of levels; blanking is not a generalization step.
+* ``arx-loss`` (ARX's Loss): a blanked cell costs 1, like a suppressed record's cell.
 
 Blanking only adds cost, and released classes are unions of the node's
 classes, so each metric's lower bounds for a node (and its generalizations)
@@ -48,7 +49,9 @@ import numpy.typing as npt
 from kanonym.lattice import Node
 from kanonym.metrics.base import ClassView, UtilityMetric
 from kanonym.metrics.utility import (
+    ArxLoss,
     AverageClassSize,
+    AverageEquivalenceClassSize,
     Discernibility,
     DiscernibilityStar,
     Height,
@@ -94,6 +97,14 @@ def cell_score(metric: UtilityMetric, node: Node, view: CellView) -> float:
         if not len(view.released_sizes):
             return math.inf
         return float(view.released_sizes.sum()) / len(view.released_sizes) / metric.context.k
+    if isinstance(metric, AverageEquivalenceClassSize):
+        # No row is suppressed: every row is in a released class.
+        if not len(view.released_sizes):
+            return math.inf
+        return int(view.released_sizes.sum()) / len(view.released_sizes)
+    if isinstance(metric, ArxLoss):
+        per_attribute = [view.blanked_rows(a).astype(np.float64) for a in range(len(node))]
+        return metric.blanked_score(node, view.codes, view.sizes, per_attribute)
     base = metric.score(node, view.unsuppressed())
     if isinstance(metric, Height):
         return base

@@ -177,9 +177,10 @@ def local_recoding_measures(
     """The ``metrics`` object of a local-recoding release (nothing suppressed).
 
     ``ncp``, ``dm`` and ``dm-star`` (equal: no row is suppressed), ``aecs``
-    (C_AVG), ``equivalence_classes`` and ``completeness`` (1); the measures
-    defined over hierarchy levels (``precision``, ``precision_by_attribute``,
-    ``height``, ``entropy``, ``loss``) are None.
+    (C_AVG) and ``average-class-size`` (ARX's AECS, rows per class),
+    ``equivalence_classes`` and ``completeness`` (1); the measures defined
+    over hierarchy levels (``precision``, ``precision_by_attribute``,
+    ``height``, ``entropy``, ``non-monotonic-entropy``, ``loss``, ``arx-loss``) are None.
 
     Example:
         >>> m = local_recoding_measures(np.array([3, 3, 4]), k=3, ncp_value=0.25)
@@ -198,6 +199,9 @@ def local_recoding_measures(
         "entropy": None,
         "loss": None,
         "aecs": rows / len(class_sizes) / k if len(class_sizes) else None,
+        "average-class-size": rows / len(class_sizes) if len(class_sizes) else None,
+        "non-monotonic-entropy": None,
+        "arx-loss": None,
         "height": None,
         "ncp": ncp_value,
     }

@@ -274,9 +274,10 @@ class NonUniformEntropy(_LevelTableMetric):
             per_level = []
             for level in range(attribute.height + 1):
                 generalized = context.level_counts(a, level).astype(np.float64)
-                ratio = generalized[attribute.level_maps[level]] / leaf
-                # Values absent from the data (count 0) cannot occur: codes are dense.
-                per_level.append(float(np.sum(leaf * np.log2(ratio))))
+                # A value of a population absent from its sample (count 0) adds nothing.
+                held = leaf > 0
+                ratio = generalized[attribute.level_maps[level]][held] / leaf[held]
+                per_level.append(float(np.sum(leaf[held] * np.log2(ratio))))
             tables.append(per_level)
         super().__init__(context, tables)
 
@@ -445,3 +446,239 @@ class Height(_LevelTableMetric):
         ]
         finite = all(math.isfinite(w) for w in context.weights)
         super().__init__(context, tables, [(1, 1)] * len(tables) if finite else None)
+
+
+class NonMonotonicEntropy(NonUniformEntropy):
+    """ARX's non-monotonic non-uniform entropy (Prasser, Bild & Kuhn 2016; Gionis & Tassa 2009).
+
+    Non-uniform entropy (:class:`NonUniformEntropy`) of the node's levels,
+    plus, for the suppressed rows, what releasing them as ``*`` loses beyond
+    that: per quasi-identifier, the entropy of the suppressed rows' values at
+    the node's levels, ``sum over values v of c_v * log2(S / c_v)`` for S
+    suppressed rows of which c_v hold v. This is ARX's
+    ``createEntropyMetric(false)`` ("Non-monotonic non-uniform entropy",
+    F. Prasser, R. Bild, K. Kuhn, "A generic method for assessing the quality
+    of de-identified health data", Stud Health Technol Inform 228, 2016),
+    which its tests score with. Not monotone with suppression (generalizing
+    can suppress fewer rows); without suppression it is the monotone entropy.
+    Attribute weights multiply each attribute's part.
+
+    Example (no row suppressed: the monotone entropy; 2 suppressed rows with
+    different values add 2 bits):
+        >>> import polars as pl
+        >>> from kanonym.hierarchy import Hierarchy
+        >>> from kanonym.encode import encode
+        >>> h = Hierarchy("x", (("a", "b", "c"), ("*",) * 3))
+        >>> enc = encode(pl.DataFrame({"x": ["a", "a", "b", "c"]}), {"x": h})
+        >>> ctx = MetricContext(encoded=enc, frequency_set=enc.frequency_set)
+        >>> m = NonMonotonicEntropy(ctx)
+        >>> kept = ClassView(np.array([2, 1, 1]), np.array([True, True, True]),
+        ...                  lambda: np.array([[0], [1], [2]]))
+        >>> some = ClassView(np.array([2, 1, 1]), np.array([True, False, False]),
+        ...                  lambda: np.array([[0], [1], [2]]))
+        >>> m.score((0,), kept), m.score((0,), some)
+        (0.0, 2.0)
+    """
+
+    name = "non-monotonic-entropy"
+    monotone_with_suppression = False
+    monotone_without_suppression = True
+
+    def __init__(self, context: MetricContext) -> None:
+        super().__init__(context)
+        # The monotone part is no exact rational, and neither is the sum.
+        self.exact_scores = False
+
+    def node_bounds(self, levels: npt.NDArray[np.int16]) -> FloatArray | None:
+        """The monotone entropy: the suppressed rows' part is never negative."""
+        return super().node_bounds(levels)
+
+    def score(self, node: Node, classes: ClassView) -> float:
+        """The monotone entropy plus the suppressed rows' entropy per attribute."""
+        total = super().score(node, classes)
+        failing = ~classes.satisfied
+        suppressed = float(classes.sizes[failing].sum())
+        if not suppressed:
+            return total
+        codes = classes.codes[failing]
+        sizes = classes.sizes[failing].astype(np.float64)
+        for a, weight in enumerate(self.context.weights):
+            counts = np.bincount(codes[:, a], weights=sizes)
+            counts = counts[counts > 0]
+            total += weight * float(np.sum(counts * np.log2(suppressed / counts)))
+        return total
+
+
+class AverageEquivalenceClassSize:
+    """ARX's average equivalence class size (AECS; LeFevre, DeWitt & Ramakrishnan 2006).
+
+    ``AECS = rows / classes``, every row of the input counted and the
+    suppressed rows, released as ``*``, counted as one class of their own:
+    ARX's ``createAECSMetric()`` ("Average equivalence class size"), which its
+    tests score with. kanonym's ``aecs`` (:class:`AverageClassSize`) is
+    LeFevre et al.'s normalized C_AVG over the released rows alone. Not
+    monotone with suppression; monotone without (classes only merge). One
+    correctly rounded division (``exact_scores``).
+
+    Example (4 rows: a kept class of 2, two suppressed rows, one class more):
+        >>> view = ClassView(np.array([2, 1, 1]), np.array([True, False, False]),
+        ...                  lambda: np.zeros((3, 1), np.int64))
+        >>> AverageEquivalenceClassSize(None).score((0,), view)  # type: ignore[arg-type]
+        2.0
+    """
+
+    name = "average-class-size"
+    monotone_with_suppression = False
+    monotone_without_suppression = True
+    exact_scores = True
+
+    def __init__(self, context: MetricContext) -> None:
+        self.context = context
+
+    def node_bounds(self, levels: npt.NDArray[np.int16]) -> FloatArray | None:
+        """None: it needs the classes."""
+        return None
+
+    def inherited_bound(self, classes: ClassView) -> float | None:
+        """None."""
+        return None
+
+    def score(self, node: Node, classes: ClassView) -> float:
+        """All rows over the released classes plus one for the suppressed rows."""
+        released = classes.released_classes + (1 if classes.suppressed_rows else 0)
+        return int(classes.sizes.sum()) / released
+
+
+def _arx_round(value: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """ARX's ``Metric.round``: ``floor(x * 1e10) / 1e10``, per attribute."""
+    return np.floor(value * 1e10) / 1e10
+
+
+class ArxLoss:
+    """ARX's Loss metric (``Metric.createLossMetric()``; Iyengar 2002, as ARX computes it).
+
+    Per quasi-identifier j, a kept record whose value w covers a share
+    ``share_j(w)`` of its hierarchy's leaves (leaves under w over all leaves
+    of the hierarchy, whether in the data or not) costs that share; a
+    suppressed record costs 1. With T records and m_j leaves,
+    ``L_j = (sum of costs - T / m_j) / (T - T / m_j)``, clamped at 0 and
+    rounded down to 10 decimals as ARX rounds it; the score is the geometric
+    mean ``prod_j (1 + L_j)^(1/n) - 1`` over the n quasi-identifiers (ARX's
+    ``MetricMDNMLoss`` with gs-factor 0.5, which weighs generalization and
+    suppression alike, and its geometric-mean aggregate; attribute weights
+    divided by the largest multiply each factor, as ARX's). Not monotone with
+    suppression; without, it is. The loss of every record as if kept is its
+    bound. Its per-class loss, the same geometric mean of the class's
+    ``rows * share_j`` (:meth:`class_losses`), orders the classes a
+    sample-based model suppresses, as in ARX.
+
+    Example (one attribute of 4 leaves, generalized in pairs: 4 rows at share
+    1/2 cost 2 against a minimum of 1 and a maximum of 4):
+        >>> import polars as pl
+        >>> from kanonym.hierarchy import Hierarchy
+        >>> from kanonym.encode import encode
+        >>> h = Hierarchy("x", (("a", "b", "c", "d"), ("ab", "ab", "cd", "cd"), ("*",) * 4))
+        >>> enc = encode(pl.DataFrame({"x": ["a", "b", "c", "d"]}), {"x": h})
+        >>> ctx = MetricContext(encoded=enc, frequency_set=enc.frequency_set)
+        >>> view = ClassView(np.array([2, 2]), np.array([True, True]),
+        ...                  lambda: np.array([[0], [1]]))
+        >>> round(ArxLoss(ctx).score((1,), view), 10)  # (2 - 1) / (4 - 1), cut at 10 places
+        0.3333333333
+    """
+
+    name = "arx-loss"
+    monotone_with_suppression = False
+    monotone_without_suppression = True
+    exact_scores = False
+
+    def __init__(self, context: MetricContext) -> None:
+        self.context = context
+        highest = max(context.weights, default=1.0) or 1.0
+        self.weights = tuple(w / highest for w in context.weights)
+        # shares[a][level][code]: the share of the hierarchy's leaves under that value.
+        self.shares: list[list[FloatArray]] = []
+        self.leaves: list[int] = []
+        # kept[a][level]: the summed share of every record, as if none were suppressed.
+        kept: list[list[float]] = []
+        for a, attribute in enumerate(context.encoded.attributes):
+            hierarchy = attribute.hierarchy
+            size = len(hierarchy.leaves)
+            per_level = []
+            for level, labels in enumerate(attribute.level_labels):
+                under: dict[str | None, int] = {}
+                for label in hierarchy.levels[level]:
+                    under[label] = under.get(label, 0) + 1
+                per_level.append(np.array([under[label] / size for label in labels]))
+            self.shares.append(per_level)
+            self.leaves.append(size)
+            kept.append(
+                [
+                    float(np.dot(context.level_counts(a, level), share))
+                    for level, share in enumerate(per_level)
+                ]
+            )
+        self.kept = kept
+
+    def _combine(self, losses: list[npt.NDArray[np.float64]]) -> npt.NDArray[np.float64]:
+        """ARX's geometric mean, multiplied in attribute order as ARX does."""
+        product = np.ones_like(losses[0]) if losses else np.zeros(0)
+        exponent = 1.0 / len(losses) if losses else 0.0
+        for loss, weight in zip(losses, self.weights, strict=True):
+            product = product * np.power((loss + 1.0) * weight, exponent)
+        return np.asarray(product - 1.0)
+
+    def _normalized(self, a: int, total: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        rows = float(self.context.n_rows)
+        least = rows / self.leaves[a]
+        if rows == least:
+            # A hierarchy of one leaf: nothing to lose (ARX would divide 0 by 0).
+            return np.zeros_like(total)
+        return _arx_round(np.maximum((total - least) / (rows - least), 0.0))
+
+    def node_bounds(self, levels: npt.NDArray[np.int16]) -> FloatArray | None:
+        """The loss with every record kept: a suppressed record costs 1, never less."""
+        if not self.shares or not self.context.n_rows:
+            return None
+        columns = _level_columns(levels)
+        losses = [
+            self._normalized(a, np.asarray(self.kept[a], dtype=np.float64)[columns[a]])
+            for a in range(len(self.shares))
+        ]
+        return self._combine(losses)
+
+    def inherited_bound(self, classes: ClassView) -> float | None:
+        """None: the node bound serves."""
+        return None
+
+    def class_losses(self, node: Node, codes: IntArray, sizes: IntArray) -> FloatArray:
+        """Each class's loss as ARX orders suppression by it: the geometric mean of
+        ``rows * share_j`` over the quasi-identifiers (not normalized)."""
+        values = [sizes * self.shares[a][level][codes[:, a]] for a, level in enumerate(node)]
+        return self._combine([np.asarray(v, dtype=np.float64) for v in values])
+
+    def blanked_score(
+        self, node: Node, codes: IntArray, sizes: IntArray, blanked: list[FloatArray]
+    ) -> float:
+        """The score with no row suppressed but ``blanked[a]`` cells of attribute a per
+        class shown as ``*`` (cell suppression): each costs 1, as a suppressed cell."""
+        if not self.shares or not self.context.n_rows:
+            return 0.0
+        losses = []
+        for a, level in enumerate(node):
+            share = self.shares[a][level][codes[:, a]]
+            total = float(np.sum((sizes - blanked[a]) * share)) + float(np.sum(blanked[a]))
+            losses.append(self._normalized(a, np.array([total])))
+        return float(self._combine(losses)[0])
+
+    def score(self, node: Node, classes: ClassView) -> float:
+        """The geometric mean of the attributes' normalized losses."""
+        if not self.shares or not self.context.n_rows:
+            return 0.0
+        sizes = classes.sizes.astype(np.float64)
+        suppressed = float(classes.sizes[~classes.satisfied].sum())
+        losses = []
+        for a, level in enumerate(node):
+            share = self.shares[a][level][classes.codes[:, a]]
+            total = float(np.sum(np.where(classes.satisfied, sizes * share, 0.0))) + suppressed
+            losses.append(self._normalized(a, np.array([total])))
+        return float(self._combine(losses)[0])

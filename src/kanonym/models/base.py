@@ -21,6 +21,8 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from kanonym.errors import InputError
+
 
 @dataclass(frozen=True, eq=False)
 class ClassStatistics:
@@ -42,6 +44,9 @@ class ClassStatistics:
         values: per sensitive attribute, the value of each code (``None`` is the
             missing value); read by the models whose ground distance depends on
             the values themselves (ordered and hierarchical t-closeness).
+        population: when the table is a sample of a given population table,
+            the population's rows in each class (at least its size); read by
+            delta-presence and k-map. None otherwise.
 
     Example:
         >>> import numpy as np
@@ -59,6 +64,7 @@ class ClassStatistics:
     sensitive: Mapping[str, npt.NDArray[np.int64]] = field(default_factory=dict)
     overall: Mapping[str, npt.NDArray[np.int64]] = field(default_factory=dict)
     values: Mapping[str, tuple[str | None, ...]] = field(default_factory=dict)
+    population: npt.NDArray[np.int64] | None = None
 
 
 @runtime_checkable
@@ -92,3 +98,89 @@ class PrivacyModel(Protocol):
     def describe(self) -> dict[str, object]:
         """Parameters for the report, e.g. ``{"model": "k-anonymity", "k": 5}``."""
         ...
+
+
+@runtime_checkable
+class PopulationModel(Protocol):
+    """A model that may judge a class by the population the table was drawn from."""
+
+    @property
+    def needs_population(self) -> bool:
+        """Whether it reads :attr:`ClassStatistics.population` (a population table)."""
+        ...
+
+
+def needs_population(model: object) -> bool:
+    """Whether ``model`` reads the population table (delta-presence, k-map given one).
+
+    Example:
+        >>> needs_population(object())
+        False
+    """
+    return isinstance(model, PopulationModel) and model.needs_population
+
+
+def admits_absent_classes(model: object) -> bool:
+    """Whether a class of the population that holds no sample row satisfies ``model``.
+
+    Such a class is not released, so most models never see it; but its people
+    are in the sample with probability 0, which delta-presence with delta_min
+    > 0 forbids (Nergiz et al. 2007 bound the probability for every member of
+    the population). A model says so with an ``admits_absent_classes``
+    property; without one, it admits them.
+
+    Example:
+        >>> admits_absent_classes(object())
+        True
+    """
+    return bool(getattr(model, "admits_absent_classes", True))
+
+
+def population_of(model: object, classes: ClassStatistics) -> npt.NDArray[np.int64]:
+    """``classes.population``, or InputError naming ``model`` when it is absent."""
+    if classes.population is None:
+        name = getattr(model, "name", type(model).__name__)
+        raise InputError(
+            f"{name} judges each class by the population: pass the population table (`population`)"
+        )
+    return classes.population
+
+
+@runtime_checkable
+class SampleModel(Protocol):
+    """A model judged on the whole release, not class by class (ARX's sample-based criteria).
+
+    Risk thresholds such as the average re-identification risk or sample and
+    population uniqueness (El Emam 2013, "Guide to the De-Identification of
+    Personal Health Information") are properties of the release's class sizes
+    as a whole. As in ARX, such a model is a :class:`PrivacyModel` whose
+    ``satisfied_classes`` passes every class, plus a rule for *sample-based
+    suppression*: after the class-based models' failing classes are
+    suppressed, the evaluator hands it the sizes of the kept classes,
+    ascending, and suppresses as many of the smallest as it says (ties broken
+    as ARX does: by the metric's per-class loss when it has one, then by first
+    appearance in the table).
+    """
+
+    def classes_to_suppress(self, sizes: npt.NDArray[np.int64], *, rows: int, budget: int) -> int:
+        """How many of the smallest kept classes (``sizes``, ascending) to suppress too.
+
+        ``rows`` is the input table's row count (a sampling fraction's base),
+        ``budget`` the rows that may still be suppressed: a search may stop
+        early once its candidate suppresses more (the node then fails).
+        """
+        ...
+
+    def measure(self, sizes: npt.NDArray[np.int64], *, rows: int) -> float | None:
+        """The model's measure of a release whose classes have ``sizes`` (None: undefined)."""
+        ...
+
+
+def is_sample_model(model: object) -> bool:
+    """Whether ``model`` is judged on the whole release (a :class:`SampleModel`).
+
+    Example:
+        >>> is_sample_model(object())
+        False
+    """
+    return isinstance(model, SampleModel)

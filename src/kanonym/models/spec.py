@@ -12,10 +12,27 @@ spec                                       model
 ``beta-likeness:basic:B:ATTR``             :class:`BasicBetaLikeness`
 ``beta-likeness:enhanced:B:ATTR``          :class:`EnhancedBetaLikeness`
 ``delta-disclosure:D:ATTR``                :class:`DeltaDisclosurePrivacy`
+``delta-presence:MIN:MAX``                 :class:`DeltaPresence` (needs the population)
+``differential-privacy:EPS:DELTA[:S]``     :class:`DifferentialPrivacy` (see below)
+``k-map:K``                                :class:`KMap` (needs the population)
+``k-map:K:ESTIMATOR:SIGNIFICANCE:N``       :class:`KMap` estimated from the population's
+                                           size N (ESTIMATOR ``poisson`` or
+                                           ``zero-truncated-poisson``)
+``average-risk:R``                         :class:`AverageReidentificationRisk`
+``average-risk:R:H:F``                     ... and at most F of the records above risk H
+``sample-uniqueness:U``                    :class:`SampleUniqueness`
+``population-uniqueness:U:EST:N``          :class:`PopulationUniqueness` (see below)
 =========================================  ============================================
 
+Population uniqueness's EST is ``dankar``, ``pitman``, ``zayatz`` or ``snb``
+and N the population's size (a whole number, e.g. ``317238626``) or the
+sampling fraction (a decimal with a point, e.g. ``0.01``).
 Ordered distance ranks the values numerically, or, when a hierarchy is given
 for the attribute (``--sensitive ATTR=HIERARCHY``), in the order of its leaves.
+Differential privacy's S, its scheme, is a generalization degree (``none``, ``low``,
+``low-medium``, ``medium`` (the default), ``medium-high``, ``high``,
+``complete``) or ``search[:BUDGET[:STEPS]]``: SafePub's search, spending
+BUDGET (0.1 by default) of EPS in STEPS draws (100 by default).
 ATTR is everything after the last parameter, so it may hold colons. Numbers
 are plain decimals (``3``, ``0.2``, ``1e-3``).
 
@@ -35,19 +52,30 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Mapping
+from typing import cast
 
-from kanonym.errors import InputError, echo
+from kanonym.errors import ECHO_LIMIT, InputError, echo
 from kanonym.hierarchy import Hierarchy
+from kanonym.models.average_risk import AverageReidentificationRisk
 from kanonym.models.base import PrivacyModel
 from kanonym.models.basic_beta_likeness import BasicBetaLikeness
 from kanonym.models.delta_disclosure import DeltaDisclosurePrivacy
+from kanonym.models.delta_presence import DeltaPresence
+from kanonym.models.differential_privacy import (
+    DEGREES,
+    DifferentialPrivacy,
+    GeneralizationDegree,
+)
 from kanonym.models.distinct_l_diversity import DistinctLDiversity
 from kanonym.models.enhanced_beta_likeness import EnhancedBetaLikeness
 from kanonym.models.entropy_l_diversity import EntropyLDiversity
 from kanonym.models.equal_t_closeness import EqualDistanceTCloseness
 from kanonym.models.hierarchical_t_closeness import HierarchicalDistanceTCloseness
+from kanonym.models.k_map import ESTIMATORS, KMap
 from kanonym.models.ordered_t_closeness import OrderedDistanceTCloseness
+from kanonym.models.population_uniqueness import PopulationUniqueness
 from kanonym.models.recursive_l_diversity import RecursiveCLDiversity
+from kanonym.models.sample_uniqueness import SampleUniqueness
 
 FORMS = (
     "l-diversity:distinct:L:ATTR",
@@ -56,9 +84,27 @@ FORMS = (
     "t-closeness:equal|ordered|hierarchical:T:ATTR",
     "beta-likeness:basic|enhanced:B:ATTR",
     "delta-disclosure:D:ATTR",
+    "delta-presence:MIN:MAX",
+    "k-map:K[:poisson|zero-truncated-poisson:SIGNIFICANCE:POPULATION_SIZE]",
+    "differential-privacy:EPS:DELTA[:SCHEME]",
+    "average-risk:R[:H:F]",
+    "sample-uniqueness:U",
+    "population-uniqueness:U:EST:N",
 )
+_K_MAP_ESTIMATED = "k-map:K:poisson|zero-truncated-poisson:SIGNIFICANCE:POPULATION_SIZE"
 
-FAMILIES = ("l-diversity", "t-closeness", "beta-likeness", "delta-disclosure")
+FAMILIES = (
+    "l-diversity",
+    "t-closeness",
+    "beta-likeness",
+    "delta-disclosure",
+    "delta-presence",
+    "k-map",
+    "differential-privacy",
+    "average-risk",
+    "sample-uniqueness",
+    "population-uniqueness",
+)
 GRAMMAR = ", ".join(FORMS)
 """Every form of a model spec, for error messages and help texts."""
 
@@ -151,9 +197,21 @@ def _parse(spec: str, hierarchies: Mapping[str, Hierarchy]) -> PrivacyModel:
     if family == "delta-disclosure":
         delta, attribute = _fields(rest, 2, "delta-disclosure:D:ATTR")
         return DeltaDisclosurePrivacy(attribute=attribute, delta=_decimal(delta, "D"))
-    raise InputError(
-        f"unknown model {echo(family)}{_did_you_mean(family, FAMILIES)}; the forms are {GRAMMAR}"
-    )
+    if family == "delta-presence":
+        low, high = _exactly(rest, 2, "delta-presence:MIN:MAX")
+        return DeltaPresence(delta_min=_decimal(low, "MIN"), delta_max=_decimal(high, "MAX"))
+    if family == "k-map":
+        return _k_map(rest)
+    if family == "differential-privacy":
+        return _differential_privacy(rest)
+    if family in ("average-risk", "sample-uniqueness", "population-uniqueness"):
+        return _risk(family, rest)
+    # A long spec of one word is quoted (cut) once already, by parse_model.
+    named = "" if family == spec and len(family) > ECHO_LIMIT else f" {echo(family)}"
+    # A typo is shown every form; a value too long to quote (no typo, and already cut
+    # once) only the families, so that the line stays short.
+    known = f"the forms are {GRAMMAR}" if named else f"the models are {', '.join(FAMILIES)}"
+    raise InputError(f"unknown model{named}{_did_you_mean(family, FAMILIES)}; {known}")
 
 
 def model_spec(model: PrivacyModel) -> str | None:
@@ -190,6 +248,19 @@ def model_spec(model: PrivacyModel) -> str | None:
         return f"beta-likeness:enhanced:{_number(model.beta)}:{model.attribute}"
     if isinstance(model, DeltaDisclosurePrivacy):
         return f"delta-disclosure:{_number(model.delta)}:{model.attribute}"
+    if isinstance(model, DeltaPresence):
+        return f"delta-presence:{_number(model.delta_min)}:{_number(model.delta_max)}"
+    if isinstance(model, KMap):
+        if model.estimator is None:
+            return f"k-map:{model.k}"
+        return (
+            f"k-map:{model.k}:{model.estimator}:{_number(model.significance)}:"
+            f"{model.population_size}"
+        )
+    if isinstance(model, DifferentialPrivacy):
+        return _differential_privacy_spec(model)
+    if isinstance(model, AverageReidentificationRisk | SampleUniqueness | PopulationUniqueness):
+        return _risk_spec(model)
     return None
 
 
@@ -212,6 +283,35 @@ def _fields(rest: str, count: int, form: str) -> list[str]:
     return fields
 
 
+def _exactly(rest: str, count: int, form: str) -> list[str]:
+    """Split ``rest`` into exactly ``count`` non-empty fields (no attribute at the end)."""
+    fields = rest.split(":")
+    if len(fields) != count or not all(fields):
+        raise InputError(f"expected the form {form}")
+    return fields
+
+
+def _k_map(rest: str) -> KMap:
+    """``K`` (a population table) or ``K:ESTIMATOR:SIGNIFICANCE:POPULATION_SIZE``."""
+    fields = rest.split(":")
+    if len(fields) not in (1, 4) or not all(fields):
+        raise InputError(f"expected the form k-map:K or {_K_MAP_ESTIMATED}")
+    if len(fields) == 1:
+        return KMap(k=_whole(fields[0], "K"))
+    size, estimator, significance, people = fields
+    if estimator not in ESTIMATORS:
+        raise InputError(
+            f"k-map estimator {echo(estimator)} is not poisson or zero-truncated-poisson"
+            f"{_did_you_mean(estimator, ESTIMATORS)}; the form is {_K_MAP_ESTIMATED}"
+        )
+    return KMap(
+        k=_whole(size, "K"),
+        estimator="poisson" if estimator == "poisson" else "zero-truncated-poisson",
+        significance=_decimal(significance, "SIGNIFICANCE"),
+        population_size=_whole(people, "POPULATION_SIZE"),
+    )
+
+
 def _whole(text: str, what: str) -> int:
     if not _WHOLE.fullmatch(text):
         raise InputError(f"{what} {echo(text)} is not a whole number")
@@ -225,3 +325,97 @@ def _decimal(text: str, what: str) -> float:
     if not _DECIMAL.fullmatch(text):
         raise InputError(f"{what} {echo(text)} is not a number")
     return float(text)
+
+
+_DIFFERENTIAL_PRIVACY = "differential-privacy:EPS:DELTA[:SCHEME|search[:BUDGET[:STEPS]]]"
+
+
+def _differential_privacy(rest: str) -> DifferentialPrivacy:
+    """``EPS:DELTA[:SCHEME]`` or ``EPS:DELTA:search[:BUDGET[:STEPS]]``."""
+    fields = rest.split(":")
+    if not 2 <= len(fields) <= 5 or not all(fields):
+        raise InputError(f"expected the form {_DIFFERENTIAL_PRIVACY}")
+    epsilon, delta = _decimal(fields[0], "EPS"), _decimal(fields[1], "DELTA")
+    scheme = fields[2] if len(fields) > 2 else "medium"
+    if scheme == "search":
+        budget = _decimal(fields[3], "BUDGET") if len(fields) > 3 else 0.1
+        steps = _whole(fields[4], "STEPS") if len(fields) > 4 else 100
+        return DifferentialPrivacy(
+            epsilon, delta, generalization=None, search_budget=budget, search_steps=steps
+        )
+    if len(fields) > 3:
+        raise InputError(f"only search takes a BUDGET; the form is {_DIFFERENTIAL_PRIVACY}")
+    if scheme not in DEGREES:
+        raise InputError(
+            f"SCHEME {echo(scheme)} is not one of {', '.join(DEGREES)} or search"
+            f"{_did_you_mean(scheme, (*DEGREES, 'search'))}"
+        )
+    return DifferentialPrivacy(epsilon, delta, generalization=cast(GeneralizationDegree, scheme))
+
+
+def _differential_privacy_spec(model: DifferentialPrivacy) -> str | None:
+    """The spec of ``model``; None for ARX's deterministic sample, which no spec names."""
+    if model.randomness != "kanonym":
+        return None
+    head = f"differential-privacy:{_number(model.epsilon)}:{_number(model.delta)}"
+    if model.generalization is None:
+        return f"{head}:search:{_number(model.search_budget)}:{model.search_steps}"
+    return f"{head}:{model.generalization}"
+
+
+_POPULATION_UNIQUENESS = "population-uniqueness:U:dankar|pitman|zayatz|snb:N"
+
+
+def _risk(family: str, rest: str) -> PrivacyModel:
+    """The risk thresholds: ``average-risk:R[:H:F]``, ``sample-uniqueness:U``,
+    ``population-uniqueness:U:EST:N``."""
+    if family == "average-risk":
+        fields = rest.split(":")
+        if len(fields) == 3 and all(fields):
+            risk, highest, share = fields
+            return AverageReidentificationRisk(
+                average_risk=_decimal(risk, "R"),
+                highest_risk=_decimal(highest, "H"),
+                records_at_risk=_decimal(share, "F"),
+            )
+        (risk,) = _exactly(rest, 1, "average-risk:R or average-risk:R:H:F")
+        return AverageReidentificationRisk(average_risk=_decimal(risk, "R"))
+    if family == "sample-uniqueness":
+        (threshold,) = _exactly(rest, 1, "sample-uniqueness:U")
+        return SampleUniqueness(threshold=_decimal(threshold, "U"))
+    threshold, estimator, size = _exactly(rest, 3, _POPULATION_UNIQUENESS)
+    choices = ("dankar", "pitman", "zayatz", "snb")
+    if estimator not in choices:
+        raise InputError(
+            f"estimator {echo(estimator)} is not dankar, pitman, zayatz or snb"
+            f"{_did_you_mean(estimator, choices)}; the form is {_POPULATION_UNIQUENESS}"
+        )
+    if _WHOLE.fullmatch(size):
+        return PopulationUniqueness(
+            threshold=_decimal(threshold, "U"),
+            estimator=estimator,
+            population_size=_whole(size, "N"),
+        )
+    return PopulationUniqueness(
+        threshold=_decimal(threshold, "U"),
+        estimator=estimator,
+        sampling_fraction=_decimal(size, "N (a sampling fraction)"),
+    )
+
+
+def _risk_spec(
+    model: AverageReidentificationRisk | SampleUniqueness | PopulationUniqueness,
+) -> str:
+    if isinstance(model, SampleUniqueness):
+        return f"sample-uniqueness:{_number(model.threshold)}"
+    if isinstance(model, AverageReidentificationRisk):
+        spec = f"average-risk:{_number(model.average_risk)}"
+        if model.highest_risk is not None and model.records_at_risk is not None:
+            spec += f":{_number(model.highest_risk)}:{_number(model.records_at_risk)}"
+        return spec
+    if model.population_size is not None:
+        size = str(model.population_size)
+    else:
+        # A fraction always written with a point, so that it reads back as one.
+        size = repr(float(model.sampling_fraction or 0.0))
+    return f"population-uniqueness:{_number(model.threshold)}:{model.estimator}:{size}"

@@ -43,6 +43,7 @@ from kanonym.errors import InputError, StaleTransformationError
 from kanonym.hierarchy import Duplicates
 from kanonym.io import Table, load
 from kanonym.metrics import MetricContext
+from kanonym.models import DifferentialPrivacy
 from kanonym.options import (
     AlgorithmName,
     EngineName,
@@ -275,6 +276,12 @@ def _recipe(
         # Name the report: "k must be ..." alone would not say where k came from.
         # The class is kept so that a malformed hierarchy file stays a HierarchyError.
         raise type(error)(f"{where}: {error}") from None
+    if any(isinstance(m, DifferentialPrivacy) for m in config.models):
+        # The batch's rows were never sampled: its release would not be differentially private.
+        raise InputError(
+            f"{where}: a differentially private release is not re-applied to a batch; release "
+            "the batch with its own model (each release draws its own sample, and is charged)"
+        )
     return _Recipe(config=config, levels=tuple(levels), heights=tuple(heights))
 
 
@@ -406,6 +413,17 @@ def _apply(rows: RowEngine, recipe: _Recipe, *, where: str, started: float) -> R
     encoded = rows.encode(hierarchies)
     max_suppressed = config.suppression.max_rows(rows.rows)
     evaluator = build_evaluator(rows, config, encoded, max_suppressed)
+    context = MetricContext(
+        encoded=encoded,
+        frequency_set=evaluator.frequency_set,
+        k=config.k,
+        weights=config.weight_vector(encoded.names),
+    )
+    metrics = all_metrics(context)
+    if config.metric is not None:
+        # Its per-class loss orders the classes a risk threshold suppresses, as in the run
+        # that recorded the node (kanonym.models.base.SampleModel).
+        evaluator.use_metric(metrics[config.metric])
     stopwatch.lap("encode")
     # No search: the one recorded node is checked, and kept or refused as it is.
     evaluation = evaluator.evaluate(recipe.levels)
@@ -423,13 +441,7 @@ def _apply(rows: RowEngine, recipe: _Recipe, *, where: str, started: float) -> R
             f"{evaluation.suppressed_rows} of {rows.rows} rows suppressed for "
             f"k={config.k}, but the limit is {max_suppressed}; anonymize this table anew"
         )
-    context = MetricContext(
-        encoded=encoded,
-        frequency_set=evaluator.frequency_set,
-        k=config.k,
-        weights=config.weight_vector(encoded.names),
-    )
-    solution = measure_solution(evaluation, evaluator, all_metrics(context))
+    solution = measure_solution(evaluation, evaluator, metrics)
     stopwatch.lap("search")
     released, chosen_seed, cells = release_node(
         rows, evaluator, hierarchies, recipe.levels, config, stopwatch

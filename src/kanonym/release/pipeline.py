@@ -13,13 +13,15 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from kanonym.config import AnonymizationConfig, HierarchyLike, ReleaseJob, SuppressionLimit
+from kanonym.encode import encode_with_population
 from kanonym.engine import EmbeddedEngine
 from kanonym.engine.base import ServerEngine
 from kanonym.engine.choose import open_engine
@@ -38,6 +40,7 @@ from kanonym.options import (
     TableLike,
     TechniqueName,
 )
+from kanonym.release.differential_privacy import draw_sample, private_model, private_search
 from kanonym.release.local import release_local
 from kanonym.release.steps import (
     RowEngine,
@@ -48,8 +51,11 @@ from kanonym.release.steps import (
     declare,
     level_bounds,
     measure_solution,
+    refuse_estimated_k_map,
     refuse_unserved,
+    refuse_unserved_risk,
     release_node,
+    require_population,
     sensitive_hierarchies,
 )
 from kanonym.release.write import write_result
@@ -65,9 +71,18 @@ def _run(
     config: AnonymizationConfig,
     read_seconds: float,
     on_progress: Callable[[Progress], None] | None,
+    population: RowEngine | None = None,
 ) -> Result:
     engine: RowEngine = EmbeddedEngine(table) if isinstance(table, Table) else table
     refuse_unserved(engine, config)
+    require_population(engine, config, population)
+    refuse_estimated_k_map(engine, config)
+    refuse_unserved_risk(engine, config)
+    private = draw_sample(engine, config)
+    if private is not None:
+        # Differential privacy (SafePub): only the drawn rows go on, every class below k
+        # suppressed; the generalization is its scheme's (release.differential_privacy).
+        engine, config = private.engine, private.config
     if config.local_recoding:
         # It encodes, partitions, recodes and verifies in one call: one stage here. On an
         # engine that keeps the rows the release stays there (a ServerRelease).
@@ -78,9 +93,18 @@ def _run(
     stopwatch = Stopwatch(timings)
     steps = ("hierarchies", "quasi-identifiers", "frequency set", "metrics")
     announce(on_progress, "encoding", detail=steps[0], done=0, total=len(steps))
-    hierarchies = declare(engine, config)
+    hierarchies = declare(engine, config, population)
     announce(on_progress, "encoding", detail=steps[1], done=1, total=len(steps))
     encoded = engine.encode(hierarchies)
+    grouped_population = None if population is None else population.group(list(hierarchies))
+    if population is not None and grouped_population is not None:
+        encoded = encode_with_population(
+            encoded,
+            grouped_population,
+            hierarchies,
+            source=engine.source,
+            population_source=population.source,
+        )
     max_suppressed = config.suppression.max_rows(engine.rows)
     announce(on_progress, "encoding", detail=steps[2], done=2, total=len(steps))
     evaluator = build_evaluator(engine, config, encoded, max_suppressed)
@@ -97,7 +121,13 @@ def _run(
     announce(on_progress, "searching", detail=config.algorithm)
     control = SearchControl.with_time_limit(config.time_limit, on_progress)
     metric = None if config.metric is None else metrics[config.metric]
-    if config.technique == "_AS":
+    if private is not None:
+        evaluator.use_metric(metric)
+        outcome, lower, upper, private = private_search(
+            private, evaluator, hierarchies, lower, upper, control
+        )
+        config = private.config
+    elif config.technique == "_AS":
         evaluator.use_metric(metric)
         outcome = search_attribute_suppression(
             evaluator,
@@ -135,7 +165,14 @@ def _run(
     solutions = tuple(measured)
     best = outcome.best
     released, seed, cells = release_node(
-        engine, evaluator, hierarchies, best.node, config, stopwatch, on_progress
+        engine,
+        evaluator,
+        hierarchies,
+        best.node,
+        config,
+        stopwatch,
+        on_progress,
+        grouped_population,
     )
     return Result(
         writer=write_result,
@@ -145,12 +182,12 @@ def _run(
         minimal_generalizations=solutions,
         config=config,
         seed=seed,
-        input_rows=engine.rows,
+        input_rows=engine.rows if private is None else private.input_rows,
         suppressed_rows=solutions[0].suppressed_rows,
         max_suppressed_rows=max_suppressed,
         nodes_checked=nodes_checked,
         proven_optimal=outcome.proven_optimal,
-        models=evaluator.models,
+        models=evaluator.models if private is None else private.models,
         sensitive_hierarchies=sensitive_hierarchies(evaluator.models),
         hierarchies=hierarchies,
         source=engine.source,
@@ -191,6 +228,7 @@ def anonymize(
     numeric: Sequence[str] = (),
     categorical: Sequence[str] = (),
     engine: EngineName | None = None,
+    population: TableLike | None = None,
 ) -> Result:
     """Anonymize ``data`` (a CSV/Parquet path, a Polars or pandas DataFrame, or a
     ``postgresql://`` URL).
@@ -211,6 +249,13 @@ def anonymize(
     ``algorithm="mondrian"`` (or ``"mondrian-relaxed"``) releases a local
     recoding instead (:mod:`kanonym.release.local`); ``numeric`` and
     ``categorical`` then override which quasi-identifiers it cuts as numbers.
+    With :class:`~kanonym.models.DifferentialPrivacy` among ``models`` (SafePub:
+    :mod:`kanonym.release.differential_privacy`) ``k`` may be left out: the
+    model derives its own. ``population`` is the table ``data`` was drawn from (a path, DataFrame or
+    URL, read by its own default engine), for the models that judge a class by
+    its population (:class:`~kanonym.models.DeltaPresence`,
+    :class:`~kanonym.models.KMap` with a population table): every row of
+    ``data`` must be one of its rows; only ``data``'s rows are released.
     ``on_progress`` receives :class:`~kanonym.search.Progress` reports: each
     stage as it starts (reading, encoding, searching, ...), the search's own
     reports, and, when the result is written, writing and drawing the HTML
@@ -218,6 +263,8 @@ def anonymize(
     them).
     """
     if config is None:
+        if k is None and private_model(models) is not None:
+            k = 1  # differential privacy derives its own k (SafePub)
         if quasi_identifiers is None or k is None:
             raise InputError("anonymize needs `quasi_identifiers` and `k` (or a config)")
         config = AnonymizationConfig(
@@ -244,15 +291,30 @@ def anonymize(
         )
     started = time.perf_counter()
     announce(on_progress, "reading", detail=_named(data))
-    rows = open_engine(data, engine, delimiter=delimiter)
-    if isinstance(rows, EmbeddedEngine):
-        return _run(rows.table, config, time.perf_counter() - started, on_progress)
+    with _population(population, delimiter) as universe:
+        rows = open_engine(data, engine, delimiter=delimiter)
+        if isinstance(rows, EmbeddedEngine):
+            return _run(rows.table, config, time.perf_counter() - started, on_progress, universe)
+        try:
+            # On success the result holds the engine (its release stays there) until closed.
+            return _run(rows, config, time.perf_counter() - started, on_progress, universe)
+        except BaseException:
+            rows.close()
+            raise
+
+
+@contextlib.contextmanager
+def _population(data: TableLike | None, delimiter: str | None) -> Iterator[RowEngine | None]:
+    """The population table's engine (its input's default) while a release reads it."""
+    if data is None:
+        yield None
+        return
+    opened = open_engine(data, None, delimiter=delimiter)
     try:
-        # On success the result holds the engine (its release stays there) until closed.
-        return _run(rows, config, time.perf_counter() - started, on_progress)
-    except BaseException:
-        rows.close()
-        raise
+        yield opened
+    finally:
+        if not isinstance(opened, EmbeddedEngine):
+            opened.close()
 
 
 def _named(data: object) -> str:
@@ -324,20 +386,23 @@ def run_job(job: ReleaseJob, *, on_progress: Callable[[Progress], None] | None =
     """
     started = time.perf_counter()
     announce(on_progress, "reading", detail=_named(job.input))
-    rows = open_engine(job.input, job.engine, delimiter=job.delimiter)
-    if isinstance(rows, EmbeddedEngine):
-        result = _run(rows.table, job.config, time.perf_counter() - started, on_progress)
-        result.write(job.output, report=job.report, report_html=job.report_html)
-        return result
-    try:
-        if isinstance(rows, PostgresEngine) and is_postgres_url(job.output):
-            rows.destination(str(job.output), replace=job.replace)
-        result = _run(rows, job.config, time.perf_counter() - started, on_progress)
-        result.write(
-            job.output, report=job.report, report_html=job.report_html, replace=job.replace
-        )
-    except BaseException:
-        rows.close()
-        raise
+    with _population(job.population, job.delimiter) as universe:
+        rows = open_engine(job.input, job.engine, delimiter=job.delimiter)
+        if isinstance(rows, EmbeddedEngine):
+            result = _run(
+                rows.table, job.config, time.perf_counter() - started, on_progress, universe
+            )
+            result.write(job.output, report=job.report, report_html=job.report_html)
+            return result
+        try:
+            if isinstance(rows, PostgresEngine) and is_postgres_url(job.output):
+                rows.destination(str(job.output), replace=job.replace)
+            result = _run(rows, job.config, time.perf_counter() - started, on_progress, universe)
+            result.write(
+                job.output, report=job.report, report_html=job.report_html, replace=job.replace
+            )
+        except BaseException:
+            rows.close()
+            raise
     # The caller reads the result's counts from the engine, then closes it (Result.close).
     return result

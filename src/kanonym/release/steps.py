@@ -18,6 +18,7 @@ import polars as pl
 from kanonym.config import AnonymizationConfig
 from kanonym.encode import (
     EncodedTable,
+    Grouped,
     GroupedSensitiveAttribute,
     SensitiveAttribute,
     encode_grouped_sensitive,
@@ -33,14 +34,18 @@ from kanonym.lattice import Node
 from kanonym.metrics import METRICS, MetricContext, UtilityMetric, make_metric, report_measures
 from kanonym.metrics.base import ClassView
 from kanonym.metrics.measures import reported_score
-from kanonym.models import KAnonymity, PrivacyModel
+from kanonym.models import KAnonymity, KMap, PrivacyModel, needs_population
+from kanonym.models.base import is_sample_model
 from kanonym.release.granularity import release_cells
 from kanonym.result import CellReport, Solution
 from kanonym.search import Progress
 from kanonym.verify import CellCounts
+from kanonym.verify.population import population_classes
 
 # The engines the pipeline releases through: in memory, or where the rows live.
 RowEngine = EmbeddedEngine | ServerEngine[Any]
+# The column of a population's grouping holding each tuple's rows.
+_PEOPLE = "__kanonym_people"
 
 
 def declare_models(config: AnonymizationConfig) -> list[PrivacyModel]:
@@ -118,9 +123,95 @@ def refuse_unserved(engine: RowEngine, config: AnonymizationConfig) -> None:
         )
 
 
-def declare(engine: RowEngine, config: AnonymizationConfig) -> dict[str, Hierarchy]:
+def require_population(
+    engine: RowEngine, config: AnonymizationConfig, population: RowEngine | None
+) -> None:
+    """Refuse, before any work, a population no model reads, a model that needs one
+    without it, and the options that do not serve population models yet.
+
+    Raises:
+        InputError: naming the model or option.
+    """
+    needing = [m.name for m in config.models if needs_population(m)]
+    if population is None:
+        if needing:
+            raise InputError(
+                f"model {needing[0]} judges each class by the population the table was "
+                "drawn from: pass the population table (`population`)"
+            )
+        return
+    if not needing:
+        raise InputError(
+            f"{population.source}: `population` is read only by delta-presence and by k-map "
+            "with a population table, and this job has neither"
+        )
+    if config.local_recoding or config.granularity.suppression in ("cell", "attribute"):
+        what = (
+            f"algorithm={config.algorithm!r}"
+            if config.local_recoding
+            else f"technique={config.technique!r}"
+        )
+        raise InputError(
+            f"{engine.source}: {needing[0]} is served with full-domain generalization and "
+            f"tuple suppression, not `{what}`"
+        )
+
+
+def refuse_unserved_risk(engine: RowEngine, config: AnonymizationConfig) -> None:
+    """Refuse, before any work, a risk threshold (average risk, sample or population
+    uniqueness) with local recoding or cell or attribute suppression.
+
+    Those models judge the whole release and are enforced by suppressing its
+    smallest classes, which only full-domain generalization with tuple
+    suppression does (:class:`kanonym.models.base.SampleModel`).
+
+    Raises:
+        InputError: naming the model and the option.
+    """
+    judging = [m.name for m in config.models if is_sample_model(m)]
+    if not judging:
+        return
+    if config.local_recoding or config.granularity.suppression in ("cell", "attribute"):
+        what = (
+            f"algorithm={config.algorithm!r}"
+            if config.local_recoding
+            else f"technique={config.technique!r}"
+        )
+        raise InputError(
+            f"{engine.source}: {judging[0]} is served with full-domain generalization and "
+            f"tuple suppression, not `{what}`"
+        )
+
+
+def refuse_estimated_k_map(engine: RowEngine, config: AnonymizationConfig) -> None:
+    """Refuse, before any work, estimated k-map with local recoding or cell or attribute
+    suppression.
+
+    Its least class size is derived from the table's rows, which it reads as the
+    sum of the classes it is shown; those searches show it parts of the table.
+
+    Raises:
+        InputError: naming the option.
+    """
+    if not any(isinstance(m, KMap) and m.estimator is not None for m in config.models):
+        return
+    if config.local_recoding or config.granularity.suppression in ("cell", "attribute"):
+        what = (
+            f"algorithm={config.algorithm!r}"
+            if config.local_recoding
+            else f"technique={config.technique!r}"
+        )
+        raise InputError(
+            f"{engine.source}: k-map with an estimator is served with full-domain "
+            f"generalization and tuple suppression, not `{what}`"
+        )
+
+
+def declare(
+    engine: RowEngine, config: AnonymizationConfig, population: RowEngine | None = None
+) -> dict[str, Hierarchy]:
     """Check that every named column exists and every column has a role; resolve each QI's
-    hierarchy.
+    hierarchy (against the population's values too, when the table is a sample of one).
 
     Raises:
         UnassignedColumnsError: a column is named in no role and the config
@@ -150,6 +241,10 @@ def declare(engine: RowEngine, config: AnonymizationConfig) -> dict[str, Hierarc
         engine.table.require_flat([c for c in frame.columns if c not in config.identifying])
     # Before the row count: an engine that groups where the rows live counts them then.
     values = engine.distinct(*config.hierarchies)
+    if population is not None:
+        population.require(list(config.hierarchies))
+        theirs = population.distinct(*config.hierarchies)
+        values = {n: list(dict.fromkeys([*theirs[n], *values[n]])) for n in values}
     if config.k > engine.rows:
         raise InputError(
             f"{engine.source}: k={config.k} is larger than the table ({engine.rows} rows)"
@@ -291,6 +386,7 @@ def release_node(
     config: AnonymizationConfig,
     stopwatch: Stopwatch,
     on_progress: Callable[[Progress], None] | None = None,
+    population: Grouped | None = None,
 ) -> tuple[pl.DataFrame | ServerRelease, int, CellReport]:
     """Transform the table at ``node`` and re-check the result independently.
 
@@ -301,7 +397,9 @@ def release_node(
     The check compares every released row with the input row it comes from
     (the transform returns those rows; they are never written), and the rows
     missing with the search's count for ``node``, which the report states.
-    Raises VerificationError when the independent check fails.
+    Raises VerificationError when the independent check fails. ``population``:
+    the grouping (raw quasi-identifier tuples with their rows) of the table the
+    input was drawn from, which the re-check of population models reads.
     """
     encoded = evaluator.encoded
     seed = config.seed if config.seed is not None else secrets.randbits(63)
@@ -336,6 +434,14 @@ def release_node(
         suppressed_rows=evaluator.evaluate(node).suppressed_rows,
         max_suppressed_rows=evaluator.max_suppressed_rows,
         models=evaluator.models,
+        population=None
+        if population is None
+        else population_classes(
+            population.values.with_columns(pl.Series(_PEOPLE, population.counts, pl.Int64)),
+            _PEOPLE,
+            hierarchies,
+            dict(zip(encoded.names, node, strict=True)),
+        ),
     )
     if isinstance(engine, EmbeddedEngine):
         assert isinstance(generalized, Released)

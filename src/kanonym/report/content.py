@@ -380,6 +380,9 @@ def metric_definitions(weights: Mapping[str, float]) -> dict[str, str]:
         + ("weighted mean" if weighted else "mean")
         + f" cell loss, suppressed cells costing 1{by}",
         "aecs": "released rows / classes / k (C_AVG, LeFevre et al. 2006)",
+        "average-class-size": "ARX's AECS: input rows / classes, the suppressed rows one class",
+        "non-monotonic-entropy": "ARX's non-monotonic non-uniform entropy: non-uniform "
+        "entropy plus the entropy of the suppressed rows' values",
         "height": ("weighted sum" if weighted else "sum") + f" of the levels{by}",
     }
 

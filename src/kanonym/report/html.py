@@ -328,8 +328,8 @@ class _Page:
             f"suppressed values (cells released as {SUPPRESSED})": self._suppressed_cells(),
             "k": config.k,
             "privacy models": "; ".join(
-                ", ".join(f"{key}={value}" for key, value in model.describe().items())
-                for model in result.models
+                ", ".join(f"{key}={value}" for key, value in entry.items())
+                for entry in result.model_descriptions()
             ),
             "algorithm": config.algorithm,
             "chosen by": ranking,

@@ -129,6 +129,85 @@ def k_anonymous(size: int, k: int) -> bool:
     return size >= k
 
 
+def present(rows: int, population: int, low: Fraction, high: Fraction) -> bool:
+    """Whether a class is (low, high)-present.
+
+    M. E. Nergiz, M. Atzori, C. Clifton, "Hiding the presence of individuals
+    from shared databases", SIGMOD 2007, Definition 3: a sample T of a
+    population P is (δ_min, δ_max)-present when, for every generalized tuple t,
+    δ_min <= |T(t)| / |P(t)| <= δ_max. Here for one class: its ``rows`` in the
+    sample and the ``population`` rows of the same generalized values.
+
+    Example:
+        >>> present(1, 5, Fraction(0), Fraction(1, 5)), present(2, 5, Fraction(0), Fraction(1, 5))
+        (True, False)
+    """
+    share = Fraction(rows, population)
+    return at_most(low, share) and at_most(share, high)
+
+
+def k_mapped(population: int, k: int) -> bool:
+    """Whether a class is k-mapped: ``population`` members share its values.
+
+    L. Sweeney, "Computational disclosure control", PhD thesis, MIT, 2001,
+    chapter 4 (k-map); K. El Emam, F. K. Dankar, "Protecting privacy using
+    k-anonymity", JAMIA 15(5), 2008: a release is k-map when each of its
+    generalized tuples matches at least k members of the population.
+
+    Example:
+        >>> k_mapped(4, 5), k_mapped(5, 5)
+        (False, True)
+    """
+    return population >= k
+
+
+def estimated_k(k: int, rows: int, population: int, significance: float, estimator: str) -> int:
+    """The least class size that makes a sample k-map, estimated as ARX does.
+
+    K. El Emam, F. K. Dankar, "Protecting privacy using k-anonymity", JAMIA
+    15(5), 2008 (rules D3 and D4): the population members behind a sample class
+    are modelled as Poisson with mean lambda = (n / N) k, n the sample's
+    ``rows`` and N the ``population``, or as zero-truncated Poisson
+    (J. Pannekoek, 1999). ARX (``KMap`` with an estimator) walks the counts
+    c = 0, 1, ... (Poisson; the answer is one past the stop, plus one) or
+    c = 1, 2, ... (zero-truncated; one past the stop) until the cumulative
+    probability reaches 1 - ``significance`` or c reaches k, then caps the
+    answer at k and at n. Here the probabilities come from the ratio of
+    successive terms, p(c) = p(c - 1) lambda / c, in logarithms.
+
+    Example (ARX's adult table, 30,162 rows, against the US population):
+        >>> estimated_k(1000, 30162, 317238626, 0.01, "poisson")
+        3
+        >>> estimated_k(3, 30162, 317238626, 0.01, "zero-truncated-poisson")
+        2
+    """
+    mean = max(rows * k / population, 5e-324)
+    threshold = 1.0 - significance
+    log_mean = math.log(mean)
+    log_term = -mean  # ln p(0)
+    if estimator == "poisson":
+        cumulative, count = 0.0, 0
+        while cumulative < threshold:
+            cumulative += math.exp(log_term)
+            count += 1
+            log_term += log_mean - math.log(count)
+            if count >= k:
+                break
+        least = count + 1
+    else:
+        nonzero = -math.expm1(-mean)  # 1 - p(0)
+        log_term += log_mean  # ln p(1)
+        cumulative, count = 0.0, 1
+        while cumulative < threshold:
+            cumulative += math.exp(log_term) / nonzero
+            count += 1
+            log_term += log_mean - math.log(count)
+            if count >= k:
+                break
+        least = count
+    return min(least, k, rows)
+
+
 def distinct_values(counts: Counts) -> int:
     """The number of different values a class holds.
 
@@ -454,3 +533,40 @@ def delta_disclosure(counts: Counts, reference: Reference) -> float:
         (abs(math.log(c * total / (n * reference.counts[v]))) for v, c in counts.items() if c),
         default=0.0,
     )
+
+
+def average_risk(sizes: Sequence[int]) -> Fraction:
+    """The average re-identification risk of a release: its classes over its records.
+
+    K. El Emam, "Guide to the De-Identification of Personal Health Information"
+    (CRC Press 2013): a record in a class of size |E| is re-identified by
+    linking with probability 1/|E|; averaged over the n records,
+    Σ_E |E| · (1/|E|) / n = (number of classes) / n.
+
+    Example (classes of 1, 1, 2 and 4 records):
+        >>> average_risk([1, 1, 2, 4])
+        Fraction(1, 2)
+    """
+    return Fraction(len(sizes), sum(sizes))
+
+
+def records_at_risk(sizes: Sequence[int], highest: Fraction) -> Fraction:
+    """The share of a release's records whose risk 1/|E| exceeds ``highest``.
+
+    El Emam (2013): the records of classes with |E| · highest < 1.
+
+    Example (risk above 1/3: the classes of 1 and 2 records, 4 of 8 records):
+        >>> records_at_risk([1, 1, 2, 4], Fraction(1, 3))
+        Fraction(1, 2)
+    """
+    return Fraction(sum(s for s in sizes if s * highest < 1), sum(sizes))
+
+
+def sample_uniqueness(sizes: Sequence[int]) -> Fraction:
+    """The share of a release's records alone in their class (sample uniques; El Emam 2013).
+
+    Example:
+        >>> sample_uniqueness([1, 1, 2, 4])
+        Fraction(1, 4)
+    """
+    return Fraction(sum(1 for s in sizes if s == 1), sum(sizes))
