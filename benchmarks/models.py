@@ -10,7 +10,9 @@ bounded fallback. Search time only (encoding excluded), median of 5; the
 levels and suppressed rows are compared with ARX's. ARX's times there were
 measured on a partly loaded machine (upper bounds).
 
-Writes ``results/models.json`` and ``results/models.md``.
+Writes ``results/models.json`` and ``results/models.md``; then runs
+``population_models.py`` (issue 13's models through the public API, and the
+time to derive SafePub's parameters), which writes its own results.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import statistics
 import time
 
 from common import machine, write_results
+from population_models import main as population_models
 
 from kanonym.config import SuppressionLimit
 from kanonym.datasets import adult_hierarchies, load_adult
@@ -150,6 +153,7 @@ def main() -> None:
     write_results(
         "models", {"machine": machine(), "repeats": repeats, "cases": rows}, "\n".join(lines) + "\n"
     )
+    population_models()
 
 
 if __name__ == "__main__":
