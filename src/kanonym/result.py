@@ -34,13 +34,20 @@ from kanonym.engine import ServerRelease
 from kanonym.engine.postgres import is_postgres_url
 from kanonym.hierarchy import Hierarchy
 from kanonym.io import CsvDialect, Table
-from kanonym.models import DifferentialPrivacy, PrivacyModel, model_spec
+from kanonym.models import (
+    DeltaPresence,
+    DifferentialPrivacy,
+    PrivacyModel,
+    model_spec,
+    needs_population,
+)
 from kanonym.models.average_risk import AverageReidentificationRisk
 from kanonym.models.base import SampleModel, is_sample_model
 from kanonym.models.k_map import KMap, described
 from kanonym.search import Progress
 from kanonym.search.trace import SearchTrace
 from kanonym.verify import CellCounts
+from kanonym.verify.population import POPULATION
 
 if TYPE_CHECKING:
     import pandas
@@ -181,6 +188,10 @@ class Result:
             quasi-identifier's axis kind; None for full-domain releases.
         input_table: the table that was anonymized, for the HTML report's
             "before" figures and fingerprint (None when not kept).
+        population_classes: for a sample of a population table, the population's
+            classes at the release's levels with their rows
+            (:func:`kanonym.verify.population.population_classes`), from which
+            the reports give delta-presence's and k-map's reached values.
         search_record: builds :attr:`search` when first read (the lattice
             trace is drawn only by the HTML report); None when no full-domain
             search ran (``apply``, local recoding, _AS).
@@ -210,6 +221,7 @@ class Result:
     suppressed_cells: CellReport | None = None
     input_table: Table | None = None
     search_record: Callable[[], SearchTrace] | None = field(default=None, compare=False)
+    population_classes: pl.DataFrame | None = field(default=None, compare=False, repr=False)
     on_progress: Callable[[Progress], None] | None = field(default=None, compare=False)
     # Set by the release step: this module may not import the report step that writes.
     writer: ResultWriter | None = field(default=None, repr=False, compare=False)
@@ -471,6 +483,9 @@ class Result:
         k-map gives the least class size it derived (``derived_k``) and the
         least released class (``reached``); differential privacy its derived
         ``k``, the sample drawn and the least released class (``reached``).
+        Delta-presence gives the least and greatest share of a released class's
+        population in the sample, k-map with a population table the least
+        population of a released class (``reached``).
         """
         sizes: npt.NDArray[np.int64] | None = None
         out = []
@@ -483,6 +498,8 @@ class Result:
             if isinstance(model, DifferentialPrivacy) and self.released_rows:
                 counted = self.value_counts(list(self.hierarchies)).get_column("len")
                 entry["reached"] = int(counted.min())  # type: ignore[arg-type]
+            if needs_population(model) and self.population_classes is not None:
+                entry.update(self._population_reached(model))
             if is_sample_model(model):
                 if sizes is None:
                     counted = self.value_counts(list(self.hierarchies)).get_column("len")
@@ -493,6 +510,23 @@ class Result:
                     entry["records_at_risk_reached"] = model.share_at_risk(sizes)
             out.append(entry)
         return out
+
+    def _population_reached(self, model: PrivacyModel) -> dict[str, object]:
+        """What a population model reached on the release: delta-presence the least and
+        greatest share of a class's population in the sample, k-map (with a population
+        table) the least population of a released class."""
+        assert self.population_classes is not None
+        names = list(self.hierarchies)
+        if not self.released_rows:
+            return {}
+        joined = self.value_counts(names).join(
+            self.population_classes, on=names, how="left", nulls_equal=True
+        )
+        people = joined.get_column(POPULATION)
+        if isinstance(model, DeltaPresence):
+            shares = joined.get_column("len") / people
+            return {"reached": [float(shares.min()), float(shares.max())]}  # type: ignore[arg-type]
+        return {"reached": int(people.min())}  # type: ignore[arg-type]
 
     def report(self) -> dict[str, object]:
         """The release report (schema: the documentation's Reports page, ``schema_version`` 2)."""

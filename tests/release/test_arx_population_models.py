@@ -257,3 +257,36 @@ def test_estimated_k_map_refuses_searches_that_show_it_parts(adult, option) -> N
             models=[model],
             **option,
         )
+
+
+def test_reports_give_what_the_population_models_reached(adult) -> None:
+    """The JSON report states each population model's value on the release, as counted
+    apart here: delta-presence's least and greatest share, k-map's least population."""
+    sample, population, hierarchies = adult
+    result = kanonym.anonymize(
+        sample,
+        quasi_identifiers=hierarchies,
+        sensitive=["occupation"],
+        k=1,
+        models=[
+            kanonym.DeltaPresence(delta_min=0.05, delta_max=0.15),
+            kanonym.KMap(k=20),
+        ],
+        population=population,
+        max_suppression=0.05,
+        seed=4,
+    )
+    names = list(hierarchies)
+    generalized = population.select(
+        pl.col(n).replace_strict(
+            list(hierarchies[n].leaves), list(hierarchies[n].levels[result.transformation[n]])
+        )
+        for n in names
+    )
+    people = generalized.group_by(names).len("people")
+    rows = result.table.group_by(names).len("rows").join(people, on=names, how="left")
+    share = rows["rows"] / rows["people"]
+    presence, k_map = (m for m in result.report()["models"] if m["model"] != "k-anonymity")
+    assert presence["reached"] == pytest.approx([share.min(), share.max()], rel=1e-12)
+    assert 0.05 <= presence["reached"][0] <= presence["reached"][1] <= 0.15
+    assert k_map["reached"] == rows["people"].min() >= 20

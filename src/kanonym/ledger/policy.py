@@ -526,9 +526,11 @@ def keep_published_generality(
             f"keeping what release {base.id} published for {changed} cell(s) leaves "
             f"{summary.rows_below_k} rows in classes smaller than {result.config.k}"
         )
-    # The models' reference distributions are counted where the source's rows are.
+    # The models' reference distributions are counted where the source's rows are; with no
+    # sensitive column, the source's row count alone (models that derive a least class size
+    # or a risk from it read that).
     attributes = list(dict.fromkeys(a for m in result.models for a in m.sensitive_attributes))
-    reference = source.counted(attributes) if attributes else pl.DataFrame(schema={ROWS: pl.Int64})
+    reference = source.counted(attributes)
     verify_models(
         table.with_columns(pl.lit(1, pl.Int64).alias(ROWS)),
         columns=columns,

@@ -51,6 +51,7 @@ from kanonym.release.steps import (
     declare,
     level_bounds,
     measure_solution,
+    people_at,
     refuse_estimated_k_map,
     refuse_unserved,
     refuse_unserved_risk,
@@ -164,15 +165,11 @@ def _run(
         measured.append(measure_solution(evaluation, evaluator, metrics))
     solutions = tuple(measured)
     best = outcome.best
+    people = None
+    if grouped_population is not None:
+        people = people_at(grouped_population, hierarchies, best.node)
     released, seed, cells = release_node(
-        engine,
-        evaluator,
-        hierarchies,
-        best.node,
-        config,
-        stopwatch,
-        on_progress,
-        grouped_population,
+        engine, evaluator, hierarchies, best.node, config, stopwatch, on_progress, people
     )
     return Result(
         writer=write_result,
@@ -196,6 +193,7 @@ def _run(
         suppressed_cells=cells,
         input_table=table if isinstance(table, Table) else None,
         search_record=trace,
+        population_classes=people,
         on_progress=on_progress,
     )
 

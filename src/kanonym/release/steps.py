@@ -378,6 +378,20 @@ class Stopwatch:
         self._clock = now
 
 
+def people_at(
+    population: Grouped, hierarchies: Mapping[str, Hierarchy], node: Node
+) -> pl.DataFrame:
+    """The population's classes at ``node``'s levels with their rows, generalized by the
+    re-check's own code (:func:`kanonym.verify.population.population_classes`): what the
+    re-check of population models and the report's reached values read."""
+    return population_classes(
+        population.values.with_columns(pl.Series(_PEOPLE, population.counts, pl.Int64)),
+        _PEOPLE,
+        hierarchies,
+        dict(zip(hierarchies, node, strict=True)),
+    )
+
+
 def release_node(
     engine: RowEngine,
     evaluator: NodeEvaluator,
@@ -386,7 +400,7 @@ def release_node(
     config: AnonymizationConfig,
     stopwatch: Stopwatch,
     on_progress: Callable[[Progress], None] | None = None,
-    population: Grouped | None = None,
+    population: pl.DataFrame | None = None,
 ) -> tuple[pl.DataFrame | ServerRelease, int, CellReport]:
     """Transform the table at ``node`` and re-check the result independently.
 
@@ -398,8 +412,8 @@ def release_node(
     (the transform returns those rows; they are never written), and the rows
     missing with the search's count for ``node``, which the report states.
     Raises VerificationError when the independent check fails. ``population``:
-    the grouping (raw quasi-identifier tuples with their rows) of the table the
-    input was drawn from, which the re-check of population models reads.
+    the classes, at ``node``'s levels, of the table the input was drawn from
+    (:func:`people_at`), which the re-check of population models reads.
     """
     encoded = evaluator.encoded
     seed = config.seed if config.seed is not None else secrets.randbits(63)
@@ -434,14 +448,7 @@ def release_node(
         suppressed_rows=evaluator.evaluate(node).suppressed_rows,
         max_suppressed_rows=evaluator.max_suppressed_rows,
         models=evaluator.models,
-        population=None
-        if population is None
-        else population_classes(
-            population.values.with_columns(pl.Series(_PEOPLE, population.counts, pl.Int64)),
-            _PEOPLE,
-            hierarchies,
-            dict(zip(encoded.names, node, strict=True)),
-        ),
+        population=population,
     )
     if isinstance(engine, EmbeddedEngine):
         assert isinstance(generalized, Released)
