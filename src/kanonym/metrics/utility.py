@@ -397,7 +397,28 @@ class Precision(_LevelTableMetric):
         super().__init__(context, tables, steps)
 
 
-class AverageClassSize:
+class _ClassSizeMetric:
+    """A metric of class sizes alone (C_AVG, ARX's AECS): one correctly rounded
+    division, no bound before the classes are known; not monotone with suppression
+    (generalizing can release more rows), monotone without (classes only merge)."""
+
+    monotone_with_suppression = False
+    monotone_without_suppression = True
+    exact_scores = True
+
+    def __init__(self, context: MetricContext) -> None:
+        self.context = context
+
+    def node_bounds(self, levels: npt.NDArray[np.int16]) -> FloatArray | None:
+        """None: it needs the classes."""
+        return None
+
+    def inherited_bound(self, classes: ClassView) -> float | None:
+        """None."""
+        return None
+
+
+class AverageClassSize(_ClassSizeMetric):
     """C_AVG, the normalized average equivalence-class size (LeFevre, DeWitt & Ramakrishnan 2006).
 
     ``C_AVG = (released rows / released classes) / k``; infinite when nothing is
@@ -407,20 +428,6 @@ class AverageClassSize:
     """
 
     name = "aecs"
-    monotone_with_suppression = False
-    monotone_without_suppression = True
-    exact_scores = True
-
-    def __init__(self, context: MetricContext) -> None:
-        self.context = context
-
-    def node_bounds(self, levels: npt.NDArray[np.int16]) -> FloatArray | None:
-        """None: C_AVG needs the classes."""
-        return None
-
-    def inherited_bound(self, classes: ClassView) -> float | None:
-        """None."""
-        return None
 
     def score(self, node: Node, classes: ClassView) -> float:
         """Released rows per released class, over k."""
@@ -509,7 +516,7 @@ class NonMonotonicEntropy(NonUniformEntropy):
         return total
 
 
-class AverageEquivalenceClassSize:
+class AverageEquivalenceClassSize(_ClassSizeMetric):
     """ARX's average equivalence class size (AECS; LeFevre, DeWitt & Ramakrishnan 2006).
 
     ``AECS = rows / classes``, every row of the input counted and the
@@ -528,20 +535,6 @@ class AverageEquivalenceClassSize:
     """
 
     name = "average-class-size"
-    monotone_with_suppression = False
-    monotone_without_suppression = True
-    exact_scores = True
-
-    def __init__(self, context: MetricContext) -> None:
-        self.context = context
-
-    def node_bounds(self, levels: npt.NDArray[np.int16]) -> FloatArray | None:
-        """None: it needs the classes."""
-        return None
-
-    def inherited_bound(self, classes: ClassView) -> float | None:
-        """None."""
-        return None
 
     def score(self, node: Node, classes: ClassView) -> float:
         """All rows over the released classes plus one for the suppressed rows."""
