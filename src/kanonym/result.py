@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
 import numpy as np
-import numpy.typing as npt
 import polars as pl
 
 from kanonym._version import __version__
@@ -487,23 +486,23 @@ class Result:
         population in the sample, k-map with a population table the least
         population of a released class (``reached``).
         """
-        sizes: npt.NDArray[np.int64] | None = None
+        names = list(self.hierarchies)
+        # The release's classes, counted once for every model that reads them.
+        classes = functools.cache(lambda: self.value_counts(names))
         out = []
         for model in self.models:
             entry = described(model, self.input_rows)
-            if isinstance(model, KMap) and model.estimator is not None and self.released_rows:
-                # Estimated k-map is k-anonymity with derived_k: the least class reached.
-                counted = self.value_counts(list(self.hierarchies)).get_column("len")
-                entry["reached"] = int(counted.min())  # type: ignore[arg-type]
-            if isinstance(model, DifferentialPrivacy) and self.released_rows:
-                counted = self.value_counts(list(self.hierarchies)).get_column("len")
-                entry["reached"] = int(counted.min())  # type: ignore[arg-type]
+            derives_k = isinstance(model, DifferentialPrivacy) or (
+                isinstance(model, KMap) and model.estimator is not None
+            )
+            if derives_k and self.released_rows:
+                # Estimated k-map and SafePub are k-anonymity with a derived k: the least
+                # class reached.
+                entry["reached"] = int(classes().get_column("len").min())  # type: ignore[arg-type]
             if needs_population(model) and self.population_classes is not None:
-                entry.update(self._population_reached(model))
+                entry.update(self._population_reached(model, classes()))
             if is_sample_model(model):
-                if sizes is None:
-                    counted = self.value_counts(list(self.hierarchies)).get_column("len")
-                    sizes = np.sort(counted.to_numpy().astype(np.int64))
+                sizes = np.sort(classes().get_column("len").to_numpy().astype(np.int64))
                 assert isinstance(model, SampleModel)
                 entry["reached"] = model.measure(sizes, rows=self.input_rows)
                 if isinstance(model, AverageReidentificationRisk) and model.highest_risk:
@@ -511,16 +510,16 @@ class Result:
             out.append(entry)
         return out
 
-    def _population_reached(self, model: PrivacyModel) -> dict[str, object]:
-        """What a population model reached on the release: delta-presence the least and
-        greatest share of a class's population in the sample, k-map (with a population
-        table) the least population of a released class."""
+    def _population_reached(self, model: PrivacyModel, classes: pl.DataFrame) -> dict[str, object]:
+        """What a population model reached on the release (its ``classes``, counted):
+        delta-presence the least and greatest share of a class's population in the
+        sample, k-map (with a population table) the least population of a released
+        class."""
         assert self.population_classes is not None
-        names = list(self.hierarchies)
         if not self.released_rows:
             return {}
-        joined = self.value_counts(names).join(
-            self.population_classes, on=names, how="left", nulls_equal=True
+        joined = classes.join(
+            self.population_classes, on=list(self.hierarchies), how="left", nulls_equal=True
         )
         people = joined.get_column(POPULATION)
         if isinstance(model, DeltaPresence):
