@@ -542,6 +542,10 @@ class AverageEquivalenceClassSize(_ClassSizeMetric):
         return int(classes.sizes.sum()) / released
 
 
+_ARX_STEP = 1e-10
+"""The step of ARX's rounding (:func:`_arx_round`)."""
+
+
 def _arx_round(value: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """ARX's ``Metric.round``: ``floor(x * 1e10) / 1e10``, per attribute."""
     return np.floor(value * 1e10) / 1e10
@@ -633,8 +637,16 @@ class ArxLoss:
         if not self.shares or not self.context.n_rows:
             return None
         columns = _level_columns(levels)
+        # The bound sums each level's shares at once, the score each class's: the two
+        # floats of an equal loss may differ in the last bits, and ARX's floor at 10
+        # decimals can turn that into a whole 1e-10 step up, enough to prune an optimum
+        # tied with the incumbent. One step lower keeps the bound under the score.
         losses = [
-            self._normalized(a, np.asarray(self.kept[a], dtype=np.float64)[columns[a]])
+            np.maximum(
+                self._normalized(a, np.asarray(self.kept[a], dtype=np.float64)[columns[a]])
+                - _ARX_STEP,
+                0.0,
+            )
             for a in range(len(self.shares))
         ]
         return self._combine(losses)
