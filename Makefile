@@ -18,7 +18,7 @@ $(VENV)/.dev: $(VENV)/.core
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@touch $@
 
-# The demo writes the HTML report too, which draws with matplotlib.
+# The demo writes the HTML report too, whose figures vl-convert renders.
 $(VENV)/.report: $(VENV)/.core
 	$(BIN)/python -m pip install --quiet -e '.[report]'
 	@touch $@

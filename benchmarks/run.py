@@ -14,6 +14,8 @@ BENCHMARKS = [
     "models.py",
     "mondrian.py",
     "heuristics.py",
+    "explore.py",
+    "report.py",
 ]
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ SUBPACKAGES = {
     "engine",
     "errors",
     "evaluation",
+    "figures",
     "hierarchy",
     "io",
     "lattice",
@@ -35,9 +36,11 @@ SUBPACKAGES = {
     "report",
     "result",
     "search",
+    "sweep",
     "technique",
     "transform",
     "verify",
+    "workbench",
 }
 
 

@@ -31,6 +31,7 @@ from kanonym.hierarchy import (
     HierarchyBuilder,
     IntervalBuilder,
     MaskBuilder,
+    OrderBuilder,
     SuppressBuilder,
     load_arx,
 )
@@ -63,6 +64,7 @@ from kanonym.options import (
     TechniqueName,
 )
 from kanonym.release import Result, Solution, anonymize, check, run_job
+from kanonym.sweep import Exploration, SweepPoint, explore
 from kanonym.verify import ClassSizeSummary
 
 if TYPE_CHECKING:
@@ -116,6 +118,7 @@ __all__ = [
     "EnhancedBetaLikeness",
     "EntropyLDiversity",
     "EqualDistanceTCloseness",
+    "Exploration",
     "HierarchicalDistanceTCloseness",
     "Hierarchy",
     "HierarchyBuilder",
@@ -132,6 +135,7 @@ __all__ = [
     "MaskBuilder",
     "MetricName",
     "NoSolutionError",
+    "OrderBuilder",
     "OrderedDistanceTCloseness",
     "PolicyName",
     "PopulationUniqueness",
@@ -147,6 +151,7 @@ __all__ = [
     "StaleTransformationError",
     "SuppressBuilder",
     "SuppressionLimit",
+    "SweepPoint",
     "TableLike",
     "TechniqueName",
     "VerificationError",
@@ -156,6 +161,7 @@ __all__ = [
     "audit",
     "check",
     "disclosure",
+    "explore",
     "link",
     "load_arx",
     "parse_model",

@@ -152,8 +152,8 @@ class AnonymizationConfig:
     Attributes:
         quasi_identifiers: column -> hierarchy, in input order. A hierarchy is a
             :class:`~kanonym.hierarchy.Hierarchy`, a builder, or a spec string
-            (``interval:5,10,20``, ``mask``, ``date``, ``suppress`` or an ARX
-            CSV path), parsed when the config is built.
+            (``interval:5,10,20``, ``mask``, ``date``, ``suppress``, ``order:2``
+            or an ARX CSV path), parsed when the config is built.
         k: every released class holds at least k rows.
         identifying: columns dropped from the release.
         models: privacy models beyond k-anonymity, as objects such as

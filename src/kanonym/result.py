@@ -22,15 +22,17 @@ import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import numpy as np
 import polars as pl
 
+from kanonym._html import escaped, section, shown, summary_box, table
 from kanonym._version import __version__
 from kanonym.config import AnonymizationConfig
 from kanonym.engine import ServerRelease
 from kanonym.engine.postgres import is_postgres_url
+from kanonym.errors import InputError
 from kanonym.hierarchy import Hierarchy
 from kanonym.io import CsvDialect, Table
 from kanonym.models import (
@@ -69,7 +71,16 @@ class ResultWriter(Protocol):
         report: str | Path | None = None,
         report_html: str | Path | None = None,
         replace: bool = False,
+        check_lattice: bool = False,
     ) -> None: ...
+
+
+FigureMaker = Callable[["Result"], Mapping[str, Mapping[str, Any]]]
+"""Makes a result's figures, by name, as Vega-Lite specifications."""
+
+NOTEBOOK_FIGURES = ("class_sizes", "risk")
+"""The report's figures the notebook view draws: class sizes, and records by class size
+before and after; neither shows a value of the table."""
 
 
 @dataclass(frozen=True)
@@ -196,6 +207,9 @@ class Result:
             search ran (``apply``, local recoding, _AS).
         on_progress: the progress callback the release was made with; writing
             the files (:meth:`write`, :meth:`payloads`) reports to it too.
+        figure_maker: the report's figures of a result as Vega-Lite specs
+            (:func:`kanonym.report.html.figures`), which the notebook view
+            (:meth:`_repr_html_`) draws; None: tables only.
     """
 
     released: pl.DataFrame | ServerRelease
@@ -224,6 +238,8 @@ class Result:
     on_progress: Callable[[Progress], None] | None = field(default=None, compare=False)
     # Set by the release step: this module may not import the report step that writes.
     writer: ResultWriter | None = field(default=None, repr=False, compare=False)
+    # Set by the release step, as the writer: the report step draws the figures.
+    figure_maker: FigureMaker | None = field(default=None, repr=False, compare=False)
 
     @functools.cached_property
     def table(self) -> pl.DataFrame:
@@ -305,6 +321,100 @@ class Result:
             f"({self.suppressed_rows} suppressed), k={self.config.k}, {how}{score}, "
             f"seed {self.seed}>"
         )
+
+    def __str__(self) -> str:
+        """:meth:`summary`: a few lines for a person (``print(result)``)."""
+        return self.summary()
+
+    def _repr_html_(self) -> str:
+        """The release as a notebook shows it: an HTML summary, every value escaped.
+
+        Rows released and suppressed, the classes, the level of each
+        quasi-identifier, each privacy model with the value the release reached
+        (every model holds: the release was verified before it existed), the
+        measures, re-identification risk before (with the input) and after, the
+        warnings, and the report's class-size and risk figures as inline SVG
+        (:data:`NOTEBOOK_FIGURES`; left out without ``vl-convert``). Like the
+        report (:mod:`kanonym.report.content`), it shows counts, measures and
+        names, never a row or a value of a class; it runs no search and checks
+        no lattice node.
+
+        Example:
+            >>> import kanonym, polars as pl
+            >>> table = pl.DataFrame({"zip": ["02138", "02139", "02141", "02142"]})
+            >>> result = kanonym.anonymize(table, quasi_identifiers={"zip": "mask"}, k=2, seed=1)
+            >>> "<td>zip</td><td>1</td><td>5</td>" in result._repr_html_()
+            True
+        """
+        sizes = self.value_counts(list(self.hierarchies)).get_column("len").to_numpy()
+        smallest = int(sizes.min()) if sizes.size else None
+        release = [
+            ("rows released", f"{self.released_rows:,} of {self.input_rows:,}"),
+            ("rows suppressed", f"{self.suppressed_rows:,} (limit {self.max_suppressed_rows:,})"),
+            ("classes", int(sizes.size)),
+            ("smallest class", smallest),
+            (
+                "algorithm",
+                f"{self.config.algorithm} ({'' if self.proven_optimal else 'not '}proven optimal)",
+            ),
+            ("seed", self.seed),
+        ]
+        if self.suppressed_cells is not None:
+            release.insert(2, ("cells suppressed", self.suppressed_cells.counts.total))
+        if self.transformation is not None:
+            how = table(
+                [
+                    (name, level, self.hierarchies[name].height, self.hierarchies[name].name)
+                    for name, level in self.transformation.items()
+                ],
+                header=("quasi-identifier", "level", "of", "hierarchy"),
+            )
+        else:
+            how = table(
+                [
+                    ("local recoding", self.config.algorithm),
+                    ("partitions", (self.recoding or {}).get("partitions")),
+                ]
+            )
+        parts = [
+            table(release),
+            section("generalization", how),
+            section("privacy models", _models_html(self.model_descriptions(), smallest)),
+            section("measures", table(self.metrics.items(), header=("measure", "value"))),
+            section("re-identification risk (prosecutor)", self._risk_html(sizes)),
+        ]
+        if self.warnings:
+            items = "".join(f"<li>{escaped(warning)}</li>" for warning in self.warnings)
+            parts.append(section("warnings", f"<ul>{items}</ul>"))
+        parts.append(self._figures_html())
+        title = f"kanonym release: k={self.config.k}, {self.released_rows:,} rows"
+        return summary_box(title, *parts)
+
+    def _risk_html(self, sizes: np.ndarray[Any, np.dtype[Any]]) -> str:
+        """Prosecutor risk of the input (when kept) and of the release, from class sizes."""
+        columns = ["measure", "release"]
+        after = _prosecutor(sizes)
+        rows = [[name, value] for name, value in after]
+        if self.input_table is not None:
+            frame = self.input_table.frame
+            before = _prosecutor(frame.group_by(list(self.hierarchies)).len()["len"].to_numpy())
+            columns.insert(1, "input")
+            for row, (_, value) in zip(rows, before, strict=True):
+                row.insert(1, value)
+        return table(rows, header=columns)
+
+    def _figures_html(self) -> str:
+        """The figures of :data:`NOTEBOOK_FIGURES` as inline SVG, or a note saying why not."""
+        if self.figure_maker is None:
+            return ""
+        from kanonym.figures.render import to_svg
+
+        try:
+            specs = self.figure_maker(self)
+            drawn = [to_svg(dict(specs[name])) for name in NOTEBOOK_FIGURES if name in specs]
+        except InputError as missing:
+            return f"<p><em>{escaped(missing)}</em></p>"
+        return "".join(f"<figure>{svg}</figure>" for svg in drawn)
 
     def summary(self) -> str:
         """A few lines for a person: rows, generalization, measures, columns and warnings.
@@ -596,6 +706,7 @@ class Result:
         report: str | Path | None = None,
         report_html: str | Path | None = None,
         replace: bool = False,
+        check_lattice: bool = False,
     ) -> None:
         """Write the release (CSV in the input's dialect, or Parquet) and the reports.
 
@@ -607,9 +718,10 @@ class Result:
 
         All files are written atomically and together: either all are
         replaced or none is touched (:func:`kanonym.release.write.write_result`).
-        ``report_html`` is the HTML report (needs matplotlib, the ``report``
+        ``report_html`` is the HTML report (needs vl-convert, the ``report``
         extra), which fingerprints the release and JSON report exactly as
-        written.
+        written; ``check_lattice`` checks the lattice nodes the search did not
+        need, for its lattice figure only (:func:`kanonym.report.render_html`).
 
         Raises:
             InputError: a destination is the input table or a hierarchy file,
@@ -618,7 +730,14 @@ class Result:
         """
         if self.writer is None:
             raise TypeError("this Result was built without a writer; use kanonym.release.write")
-        self.writer(self, output, report=report, report_html=report_html, replace=replace)
+        self.writer(
+            self,
+            output,
+            report=report,
+            report_html=report_html,
+            replace=replace,
+            check_lattice=check_lattice,
+        )
 
     def input_files(self) -> dict[str, Path | None]:
         """The files this release was made from, which no destination may overwrite."""
@@ -635,3 +754,38 @@ class Result:
             if Path(hierarchy.name).is_file():
                 files[f"hierarchy file of '{name}'"] = Path(hierarchy.name)
         return files
+
+
+def _models_html(descriptions: Sequence[Mapping[str, object]], smallest: int | None) -> str:
+    """Each model, its parameters and the value reached (k-anonymity's: the smallest class)."""
+    apart = ("model", "reached", "records_at_risk_reached")
+    rows = []
+    for entry in descriptions:
+        reached = entry.get("reached", smallest if entry["model"] == "k-anonymity" else None)
+        parameters = ", ".join(
+            f"{key}={shown(value)}" for key, value in entry.items() if key not in apart
+        )
+        rows.append((entry["model"], parameters, "yes", reached))
+    return table(rows, header=("model", "parameters", "holds", "reached"))
+
+
+def _prosecutor(sizes: np.ndarray[Any, np.dtype[Any]]) -> list[tuple[str, object]]:
+    """Prosecutor risk from class sizes (El Emam & Dankar 2008), as :func:`kanonym.risk`.
+
+    A record's risk is 1 / its class size: the highest is 1 / the smallest
+    class, the average the classes over the records; sample uniques are the
+    records alone in their class.
+    """
+    # Loaded here: a release shown nowhere needs no attack measure.
+    from kanonym.attacks.defaults import DEFAULT_THRESHOLD
+
+    rows = int(sizes.sum())
+    at_risk = int(sizes[1.0 / np.maximum(sizes, 1) > DEFAULT_THRESHOLD].sum())
+    return [
+        ("records", rows),
+        ("classes", int(sizes.size)),
+        ("sample uniques", int((sizes == 1).sum())),
+        ("highest risk", 1.0 / int(sizes.min()) if sizes.size else None),
+        ("average risk", sizes.size / rows if rows else None),
+        (f"records above risk {DEFAULT_THRESHOLD:g}", at_risk),
+    ]

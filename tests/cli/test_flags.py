@@ -189,12 +189,12 @@ def test_no_solution_exits_1_naming_no_option_as_bad(
 def test_a_timeout_with_nothing_found_exits_1_naming_the_option(
     folder: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from kanonym.release import pipeline
+    from kanonym.release import steps  # the pipeline's full-domain search runs there
 
     def timed_out(*args: object, **kwargs: object) -> None:
         raise kanonym.SearchTimeoutError("nothing found; give more `time_limit`")
 
-    monkeypatch.setattr(pipeline, "run_search", timed_out)
+    monkeypatch.setattr(steps, "run_search", timed_out)
     argv = ["anonymize", "t.csv", "--qi", "zip=mask", "--k", "2", "--insensitive", "salary"]
     assert main([*argv, "--time-limit", "1", "--output", "o.csv"]) == 1
     assert (

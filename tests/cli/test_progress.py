@@ -121,7 +121,7 @@ def test_issue10_p8_the_command_line_writes_the_html_report_inside_the_bar(
     # cli/main.py runs run_job inside `with SearchProgressBar(...)`: reading,
     # encoding, the search, the writing and every figure of the HTML report
     # reach that one callback, in that order.
-    pytest.importorskip("matplotlib")
+    pytest.importorskip("vl_convert")
     seen: list[Progress] = []
     source = tmp_path / "adult.csv"
     load_adult().head(400).write_csv(source)

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from matplotlib.figure import Figure
 
 import kanonym
 from kanonym.cli import main
@@ -19,8 +18,8 @@ from kanonym.errors import InputError
 from kanonym.io import serialize
 from kanonym.release import apply_transformation
 from kanonym.report import SECTIONS, figures, render_html
+from kanonym.report import content as content_module
 from kanonym.report.content import gather
-from kanonym.search import trace as trace_module
 
 VOID = {"meta", "br", "hr", "img", "input", "link", "col", "wbr", "source"}
 # A ZIP and a name-like value seen in fewer than k = 3 rows: they must never appear.
@@ -104,6 +103,8 @@ def test_page_is_well_formed_complete_and_self_contained(job: Path) -> None:
     checker = _parse(page)
     sections = [i for i in checker.ids if i in SECTIONS]
     assert sections == list(SECTIONS)
+    # Ids are unique on the page: the figures' SVG (vl-convert's) brings none of its own.
+    assert len(checker.ids) == len(set(checker.ids))
     # Figures are inline SVG: per QI, class sizes, lattice, risk.
     assert checker.tags.count("svg") == 3 + 3
     assert not {"script", "link", "img", "iframe", "object", "embed"} & set(checker.tags)
@@ -176,7 +177,9 @@ def test_figures_for_notebooks(job: Path) -> None:
         "lattice",
         "risk",
     }
-    assert all(isinstance(figure, Figure) for figure in drawn.values())
+    # Vega-Lite specifications: plain data a notebook or a browser draws as it is.
+    assert json.loads(json.dumps(drawn)) == drawn
+    assert RARE_ZIP not in json.dumps(drawn) and RARE_TOWN not in json.dumps(drawn)
 
 
 def test_lattice_too_large_to_draw_falls_back_to_a_per_height_table() -> None:
@@ -194,13 +197,26 @@ def test_lattice_too_large_to_draw_falls_back_to_a_per_height_table() -> None:
     assert content.explored is None
     assert sum(row.nodes for row in content.per_height) == 4096
     assert sum(row.checked for row in content.per_height) == result.nodes_checked
+    view = content.lattice
+    assert view is not None and not view.whole
+    assert sum(h.satisfies + h.fails + h.not_checked for h in view.per_height) == 4096
+    assert sum(h.satisfies + h.fails for h in view.per_height) == result.nodes_checked
+    # Drawn around the released node: it, its direct specializations and generalizations.
+    chosen = result.search.chosen
+    assert [n.levels for n in view.nodes if n.released] == [chosen]
+    assert {n.levels for n in view.nodes} == {
+        chosen,
+        *result.search.lattice.predecessors(chosen),
+        *result.search.lattice.successors(chosen),
+    }
+    assert set(figures(result)) >= {"lattice_heights"} and "lattice" not in figures(result)
 
 
 def test_page_with_a_per_height_table(job: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(trace_module, "MAX_DRAWN_NODES", 4)
+    monkeypatch.setattr(content_module, "MAX_DRAWN_LATTICE", 4)
     page = render_html(_release(job)).decode("utf-8")
     checker = _parse(page)
-    assert "a summary per height" in page
+    assert "drawn per height, and around the released node" in page
     assert checker.tags.count("svg") == 3 + 3  # the per-height figure replaces the lattice
 
 
@@ -230,12 +246,14 @@ def test_local_recoding_page_compares_before_and_after_without_disclosing(job: P
     assert "No lattice search made this release" in page
 
 
-def test_missing_matplotlib_is_bad_input_and_writes_nothing(
+def test_missing_vl_convert_is_bad_input_and_writes_nothing(
     job: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    monkeypatch.setitem(sys.modules, "vl_convert", None)
+    # The specs need nothing beyond kanonym: only drawing them does.
+    assert "risk" in figures(_release(job))
     with pytest.raises(InputError, match=r"kanonym\[report\]"):
-        figures(_release(job))
+        render_html(_release(job))
     args = [
         "anonymize",
         str(job / "people.csv"),
@@ -261,10 +279,10 @@ def test_missing_matplotlib_is_bad_input_and_writes_nothing(
     assert not (job / "out.csv").exists() and not (job / "out.html").exists()
 
 
-def test_demo_without_matplotlib_writes_the_release_and_says_why_no_page(
+def test_demo_without_vl_convert_writes_the_release_and_says_why_no_page(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    monkeypatch.setitem(sys.modules, "vl_convert", None)
     assert main(["demo", "--output-dir", str(tmp_path), "--seed", "1"]) == 0
     assert "no HTML report" in capsys.readouterr().out
     assert sorted(p.name for p in tmp_path.iterdir()) == ["adult-k5.csv", "adult-k5.report.json"]
@@ -322,8 +340,10 @@ def test_cli_end_to_end_on_adult_with_a_job_file(tmp_path: Path, capsys) -> None
     # The input's fingerprint is the reviewer's, never the page's (issue 15, point 2).
     assert hashlib.sha256(adult_path().read_bytes()).hexdigest() not in page
     assert hashlib.sha256((tmp_path / "adult.csv").read_bytes()).hexdigest() in page
-    # 2 x 2 x 3 x 3 = 36 nodes: drawn whole, every minimal node marked.
-    assert "36 nodes" in page and "Minimal satisfying nodes" in page
+    # 2 x 2 x 3 x 3 = 36 nodes: drawn whole, as far as the search checked it (no
+    # extra checks unless asked).
+    assert "36 nodes" in page and "Only what the search checked is shown" in page
+    assert "Minimal satisfying nodes" not in page
     # Adult has one row from the Netherlands: never named. The rarest marital
     # status (Married-AF-spouse, 21 rows, above k) is.
     assert "Holand-Netherlands" not in page

@@ -22,7 +22,7 @@ from kanonym.cli import main
 from kanonym.io import read_table, serialize
 from kanonym.ledger import table_fingerprint
 
-pytest.importorskip("matplotlib")
+pytest.importorskip("vl_convert")
 
 ROLES = [
     "--qi", "birth_date=date", "sex=suppress", "zip=mask",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import statistics
 from collections import Counter
 
@@ -10,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kanonym.report.content import MISSING, Bar, aggregate, class_size_summary
+from kanonym.report.content import MISSING, Bar, aggregate, class_size_summary, histogram
 
 VALUES = st.lists(st.sampled_from(["a", "b", "c", "d", "e", "f", None]), min_size=1, max_size=60)
 
@@ -66,3 +67,36 @@ def test_class_size_summary_matches_the_expanded_sizes(class_sizes) -> None:
     assert summary["median"] == statistics.median(sizes)
     assert summary["smallest"] == min(sizes) and summary["largest"] == max(sizes)
     assert summary["mean"] == pytest.approx(statistics.fmean(sizes))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    values=st.lists(st.integers(-50, 400), min_size=1, max_size=80),
+    k=st.integers(1, 10),
+    max_bins=st.integers(1, 30),
+)
+def test_histogram_bins_are_contiguous_round_and_none_under_k(values, k, max_bins) -> None:
+    bins = histogram(values, min_count=k, max_bins=max_bins)
+    if len(values) < k:
+        assert bins == ()
+        return
+    assert sum(b.count for b in bins) == len(values)
+    assert all(b.count >= k for b in bins)
+    assert all(a.high == b.low for a, b in itertools.pairwise(bins))
+    assert bins[0].low <= min(values) and max(values) < bins[-1].high
+    # Each bin counts exactly the values in [low, high): merging never moves a row.
+    for b in bins:
+        assert b.count == sum(1 for v in values if b.low <= v < b.high)
+    # Edges are multiples of one round width (1, 2 or 5 times a power of ten).
+    widths = {round((b.high - b.low) / b.merged, 9) for b in bins}
+    assert len(widths) == 1
+    (width,) = widths
+    assert f"{width:e}".split("e")[0].rstrip("0").rstrip(".") in {"1", "2", "5"}
+
+
+def test_date_histogram_bins_start_on_calendar_boundaries() -> None:
+    days = pl.Series(["1980-01-15", "1983-07-02", "1999-12-31"] * 3).str.to_date()
+    bins = histogram(days.cast(pl.Int32).to_numpy(), min_count=3, scale="date", max_bins=10)
+    starts = pl.Series([int(b.low) for b in bins]).cast(pl.Date)
+    assert all(day.month == 1 and day.day == 1 for day in starts.to_list())
+    assert [b.count for b in bins] == [3, 3, 3]

@@ -62,6 +62,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
+from kanonym._html import summary_box, table
 from kanonym.attacks.defaults import DEFAULT_THRESHOLD
 from kanonym.attacks.population import PopulationEstimates, estimate_population
 from kanonym.errors import InputError, echo
@@ -246,6 +247,51 @@ class RiskSummary:
         if self.estimates is None:
             out["estimates_reason"] = self.reasons["estimates"]
         return out
+
+    def __str__(self) -> str:
+        """:meth:`text`: a few lines for people."""
+        return self.text()
+
+    def _repr_html_(self) -> str:
+        """The measures as an HTML table, for notebooks (every value escaped).
+
+        Example:
+            >>> summary = measure_risk(pl.DataFrame({"<zip>": ["1", "1", "2"]}), ["<zip>"])
+            >>> "&lt;zip&gt;" in summary._repr_html_(), "<zip>" in summary._repr_html_()
+            (True, False)
+        """
+        rows: list[tuple[object, ...]] = [
+            ("records", self.rows, ""),
+            ("classes", self.classes, ""),
+            ("sample uniques", self.sample_uniques, f"{self.sample_uniqueness:.2%}"),
+        ]
+        attackers = [("prosecutor", self.prosecutor), ("journalist", self.journalist)]
+        for name, attacker in attackers:
+            if attacker is None:
+                rows.append((f"{name} risk", None, self.reasons[name]))
+                continue
+            rows.append((f"{name} risk: highest", attacker.highest, ""))
+            rows.append((f"{name} risk: average", attacker.average, ""))
+            rows.append(
+                (
+                    f"{name} risk: records above {self.threshold:g}",
+                    attacker.records_at_risk,
+                    f"{attacker.share_at_risk:.2%}",
+                )
+            )
+        rows.append(("marketer risk", self.marketer, ""))
+        if self.population_uniques is not None:
+            rows.append(
+                ("population uniques", self.population_uniques, f"{self.population_uniqueness:.2%}")
+            )
+        sizes = table(
+            [("class size: classes", shorten(self.class_sizes))],
+        )
+        return summary_box(
+            f"re-identification risk on {', '.join(self.columns)}",
+            table(rows, header=("measure", "value", "")),
+            sizes,
+        )
 
     def text(self) -> str:
         """Several lines for people."""

@@ -23,6 +23,8 @@ import argparse
 import re
 from collections.abc import Mapping, Sequence
 
+from kanonym.models.spec import GRAMMAR as MODEL_GRAMMAR
+
 FLAGS: Mapping[str, str] = {
     "quasi_identifiers": "--qi",
     "models": "--model",
@@ -130,3 +132,71 @@ def add_columns(parser: argparse.ArgumentParser) -> None:
         "--columns", nargs="+", action="extend", metavar="COL", required=True, help=COLUMNS_HELP
     )
     parser.add_argument("--qi", nargs="*", action=RefusedQi, help=argparse.SUPPRESS)
+
+
+def add_role_flags(parser: argparse.ArgumentParser) -> None:
+    """The column roles and models of a job: ``--qi``, ``--identifying``, ``--sensitive``,
+    ``--insensitive``, ``--keep-unlisted`` and ``--model`` (``anonymize``, ``explore``)."""
+    parser.add_argument(
+        "--qi",
+        nargs="+",
+        action="extend",
+        metavar="COL=HIERARCHY",
+        help="quasi-identifier and its hierarchy: an ARX CSV file, interval:W1,W2,..., "
+        "mask, date[:FORMAT], suppress or order:F1,F2,...[:ORDER]",
+    )
+    parser.add_argument(
+        "--identifying",
+        nargs="+",
+        action="extend",
+        metavar="COL",
+        help="column removed from the release, such as a name or an SSN",
+    )
+    parser.add_argument(
+        "--sensitive",
+        nargs="+",
+        action="extend",
+        metavar="COL[=HIERARCHY]",
+        help="sensitive column, released as is; a hierarchy for hierarchical t-closeness",
+    )
+    parser.add_argument(
+        "--insensitive",
+        nargs="+",
+        action="extend",
+        metavar="COL",
+        help="column released unchanged that no model reads; every column must have a role "
+        "(--qi, --identifying, --sensitive or --insensitive)",
+    )
+    parser.add_argument(
+        "--keep-unlisted",
+        action="store_true",
+        default=None,
+        help="release the columns named in no role unchanged instead of refusing them "
+        "(the reports list them)",
+    )
+    parser.add_argument(
+        "--model",
+        nargs="+",
+        action="extend",
+        metavar="SPEC",
+        help="privacy model beyond k, e.g. l-diversity:distinct:3:COL or "
+        f"t-closeness:equal:0.2:COL; the forms are {MODEL_GRAMMAR}",
+    )
+
+
+def add_level_flags(parser: argparse.ArgumentParser) -> None:
+    """The metric's weights and the levels allowed: ``--weight``, ``--min-level`` and
+    ``--max-level`` (``anonymize``, ``explore``)."""
+    parser.add_argument(
+        "--weight",
+        nargs="+",
+        action="extend",
+        metavar="COL=W",
+        help="weight of a quasi-identifier in entropy, loss, precision and height (default 1)",
+    )
+    parser.add_argument(
+        "--min-level", nargs="+", action="extend", metavar="COL=L", help="least level allowed"
+    )
+    parser.add_argument(
+        "--max-level", nargs="+", action="extend", metavar="COL=L", help="greatest level allowed"
+    )

@@ -218,7 +218,7 @@ def _number(value: object, key: str, where: str) -> int | None:
 
 
 def _release(args: argparse.Namespace) -> int:
-    from kanonym.report.html import require_matplotlib
+    from kanonym.figures.render import require_vl_convert, start_workers
 
     options, base_dir, where = job_options(args)
     from_file: dict[str, object] = {}
@@ -250,7 +250,8 @@ def _release(args: argparse.Namespace) -> int:
         more_outputs={"ledger": ledger_path if isinstance(ledger_path, Path) else None},
     )
     if job.report_html is not None:
-        require_matplotlib()  # before the search, not after it
+        require_vl_convert()  # before the search, not after it
+        start_workers()  # the figures' renderers start while the search runs
     ledger = release.Ledger(ledger_path)
     with SearchProgressBar(enabled=not args.quiet) as bar:
         made = _release_recorded(

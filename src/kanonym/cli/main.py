@@ -22,8 +22,14 @@ from pathlib import Path
 from typing import Any, NoReturn, get_args
 
 from kanonym._version import __version__
-from kanonym.cli import attacks
-from kanonym.cli.flags import add_columns, as_flags, renamed_hint
+from kanonym.cli import attacks, explore, serve
+from kanonym.cli.flags import (
+    add_columns,
+    add_level_flags,
+    add_role_flags,
+    as_flags,
+    renamed_hint,
+)
 from kanonym.cli.help import DELIMITER_HELP, examples
 from kanonym.cli.jobs import INPUT_HINT, job_options
 from kanonym.cli.ledger_commands import LEDGER_HANDLERS, add_ledger_commands
@@ -56,7 +62,6 @@ from kanonym.io.read import read_schema
 from kanonym.io.table import nested_columns
 from kanonym.io.write import COMMITTED
 from kanonym.metrics import DEFAULT_METRIC, METRICS
-from kanonym.models.spec import GRAMMAR as MODEL_GRAMMAR
 from kanonym.options import EngineName
 from kanonym.recoding import RECODINGS
 from kanonym.release.pipeline import anonymize, check, run_job
@@ -262,51 +267,7 @@ def _build_parser() -> _Parser:
         "delta-presence and k-map with a population: each input row must be one of its rows; "
         "only the input's rows are released",
     )
-    run.add_argument(
-        "--qi",
-        nargs="+",
-        action="extend",
-        metavar="COL=HIERARCHY",
-        help="quasi-identifier and its hierarchy: an ARX CSV file, interval:W1,W2,..., "
-        "mask, date[:FORMAT] or suppress",
-    )
-    run.add_argument(
-        "--identifying",
-        nargs="+",
-        action="extend",
-        metavar="COL",
-        help="column removed from the release, such as a name or an SSN",
-    )
-    run.add_argument(
-        "--sensitive",
-        nargs="+",
-        action="extend",
-        metavar="COL[=HIERARCHY]",
-        help="sensitive column, released as is; a hierarchy for hierarchical t-closeness",
-    )
-    run.add_argument(
-        "--insensitive",
-        nargs="+",
-        action="extend",
-        metavar="COL",
-        help="column released unchanged that no model reads; every column must have a role "
-        "(--qi, --identifying, --sensitive or --insensitive)",
-    )
-    run.add_argument(
-        "--keep-unlisted",
-        action="store_true",
-        default=None,
-        help="release the columns named in no role unchanged instead of refusing them "
-        "(the reports list them)",
-    )
-    run.add_argument(
-        "--model",
-        nargs="+",
-        action="extend",
-        metavar="SPEC",
-        help="privacy model beyond k, e.g. l-diversity:distinct:3:COL or "
-        f"t-closeness:equal:0.2:COL; the forms are {MODEL_GRAMMAR}",
-    )
+    add_role_flags(run)
     run.add_argument(
         "--k",
         type=int,
@@ -394,7 +355,7 @@ def _build_parser() -> _Parser:
     page.add_argument(
         "--report-html",
         metavar="OUT.html",
-        help="self-contained HTML report with figures (needs the report extra: matplotlib)",
+        help="self-contained HTML report with figures (needs the report extra: vl-convert)",
     )
     page.add_argument(
         "--no-report-html",
@@ -408,19 +369,7 @@ def _build_parser() -> _Parser:
         metavar="KEY",
         help="ignore these keys of the job file, e.g. --unset seed time-limit",
     )
-    run.add_argument(
-        "--weight",
-        nargs="+",
-        action="extend",
-        metavar="COL=W",
-        help="weight of a quasi-identifier in entropy, loss, precision and height (default 1)",
-    )
-    run.add_argument(
-        "--min-level", nargs="+", action="extend", metavar="COL=L", help="least level allowed"
-    )
-    run.add_argument(
-        "--max-level", nargs="+", action="extend", metavar="COL=L", help="greatest level allowed"
-    )
+    add_level_flags(run)
     run.add_argument(
         "--hierarchy-duplicates",
         choices=DUPLICATES,
@@ -497,7 +446,9 @@ def _build_parser() -> _Parser:
     reapply.add_argument("--seed", type=int, help="seed of the row shuffle (default: from the OS)")
     reapply.add_argument("--report", help="report JSON file for this release")
     reapply.add_argument(
-        "--report-html", metavar="REPORT.html", help="HTML report of this release (matplotlib)"
+        "--report-html",
+        metavar="REPORT.html",
+        help="HTML report of this release (needs the report extra: vl-convert)",
     )
     reapply.add_argument(
         "--hierarchy-duplicates",
@@ -523,6 +474,8 @@ def _build_parser() -> _Parser:
         help="seed of the row shuffle, for the same release twice (default: from the OS)",
     )
     attacks.add_commands(commands)
+    explore.add_command(commands)
+    serve.add_command(commands)
     add_ledger_commands(commands)
     return parser
 
@@ -551,7 +504,7 @@ def _job(args: argparse.Namespace) -> ReleaseJob:
 def _anonymize(args: argparse.Namespace) -> int:
     job = _job(args)
     if job.report_html is not None:
-        _require_matplotlib()  # before the search, not after it
+        _prepare_figures()  # before the search, not after it
     with SearchProgressBar(enabled=not args.quiet) as bar:
         result = run_job(job, on_progress=bar.update)
     try:
@@ -606,7 +559,7 @@ def _apply(args: argparse.Namespace) -> int:
         },
     )
     if args.report_html is not None:
-        _require_matplotlib()  # before any work, not after it
+        _prepare_figures()  # before any work, not after it
     try:
         from kanonym.release.apply import apply_transformation  # only this command needs it
 
@@ -659,7 +612,7 @@ def _demo(args: argparse.Namespace) -> int:
     output, report = out_dir / "adult-k5.csv", out_dir / "adult-k5.report.json"
     page: Path | None = out_dir / "adult-k5.report.html"
     try:
-        _require_matplotlib()
+        _prepare_figures()
     except InputError as missing:
         # The demo still runs on a core install; it just cannot draw the page.
         print(f"no HTML report: {missing}")
@@ -783,11 +736,13 @@ def _flag_of(column: str, args: argparse.Namespace) -> str | None:
     return None
 
 
-def _require_matplotlib() -> None:
-    # The HTML report's module loads only when a page is asked for.
-    from kanonym.report.html import require_matplotlib
+def _prepare_figures() -> None:
+    """Refuse an HTML report without vl-convert, else start the processes that draw its
+    figures now, so that their start-up overlaps the search instead of the report."""
+    from kanonym.figures.render import require_vl_convert, start_workers
 
-    require_matplotlib()
+    require_vl_convert()
+    start_workers()
 
 
 MAX_MESSAGE = 2000
@@ -836,7 +791,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     COMMITTED.clear()  # what this run writes (main may run several times in one process)
     handlers = {"anonymize": _anonymize, "check": _check, "apply": _apply, "demo": _demo}
     handlers.update(attacks.HANDLERS)
+    handlers.update(explore.HANDLERS)
     handlers.update(LEDGER_HANDLERS)
+    handlers.update(serve.HANDLERS)
     try:
         return handlers[args.command](args)
     except VerificationError as error:

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from kanonym.errors import HierarchyError
+from kanonym.errors import HierarchyError, InputError, clip
 from kanonym.hierarchy._values import check_delimiter, show, text_order
 
 
@@ -189,6 +190,30 @@ class Hierarchy:
             # A lone empty cell would be a blank line, which readers skip.
             lines.append(line or '""')
         return "".join(f"{line}\n" for line in lines)
+
+    def write_arx(self, path: str | Path, delimiter: str = ";") -> None:
+        """Write :meth:`to_arx_csv` to the file ``path`` in UTF-8, which ``load_arx`` reads back.
+
+        Lines end in ``\\n`` on every system, so a line break inside a quoted
+        cell stays the value it was. A file that cannot be written raises
+        :class:`~kanonym.errors.InputError`.
+
+        Example:
+            >>> import pathlib, tempfile
+            >>> file = pathlib.Path(tempfile.mkdtemp()) / "sex.csv"
+            >>> Hierarchy(name="sex", levels=(("F", "M"), ("*", "*"))).write_arx(file)
+            >>> file.read_text(encoding="utf-8")
+            'F;*\\nM;*\\n'
+        """
+        file = Path(path)
+        text = self.to_arx_csv(delimiter)
+        try:
+            file.write_bytes(text.encode("utf-8"))
+        except OSError as error:
+            raise InputError(
+                f"{clip(str(file))}: cannot write hierarchy file: "
+                f"{error.strerror or type(error).__name__}"
+            ) from error
 
 
 def _arx_cell(value: str | None, delimiter: str) -> str:

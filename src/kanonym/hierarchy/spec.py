@@ -1,7 +1,7 @@
 """Hierarchy specs: the one-string form in which a user names a column's hierarchy.
 
 A spec is a builder (``interval:5,10,20``, ``mask``, ``date``, ``date:%d/%m/%Y``,
-``suppress``) or else the path of an ARX hierarchy file. Builders produce value
+``suppress``, ``order:2``) or else the path of an ARX hierarchy file. Builders produce value
 generalization hierarchies in the sense of Samarati 2001 ("Protecting
 respondents' identities in microdata release") from the column's own values.
 
@@ -27,6 +27,7 @@ from kanonym.hierarchy.builders import (
     SuppressBuilder,
 )
 from kanonym.hierarchy.hierarchy import Hierarchy
+from kanonym.hierarchy.order import ORDER_NAMES, OrderBuilder, OrderName
 
 _WIDTH = re.compile(r"\d+", re.ASCII)
 _MAX_WIDTH_DIGITS = 18
@@ -37,7 +38,7 @@ def parse_hierarchy(
 ) -> Hierarchy | HierarchyBuilder:
     """Turn a spec into a builder, or load the ARX file it names.
 
-    The words ``interval``, ``mask``, ``date`` and ``suppress`` (alone or before
+    The words ``interval``, ``mask``, ``date``, ``suppress`` and ``order`` (alone or before
     a ``:``) always mean builders; write ``./mask`` for a file called ``mask``. A
     relative path is resolved against ``base_dir`` when given; ``duplicates``
     says how to read a file that lists a value on two lines with different
@@ -63,6 +64,8 @@ def parse_hierarchy(
         if colon and not argument:
             raise InputError(f"hierarchy spec {echo(spec)}: the date format after ':' is empty")
         return DateBuilder(format=argument or None)
+    if keyword == "order":
+        return _parse_order(spec, argument)
     path = Path(spec)
     if base_dir is not None and not path.is_absolute():
         path = base_dir / path
@@ -74,7 +77,10 @@ def parse_hierarchy(
     return load_arx(path, duplicates=duplicates)
 
 
-BUILDERS = "builders are interval:W1,W2,..., mask, date[:FORMAT], suppress, or an ARX CSV file"
+BUILDERS = (
+    "builders are interval:W1,W2,..., mask, date[:FORMAT], suppress, order:F1,F2,...[:ORDER], "
+    "or an ARX CSV file"
+)
 """What a hierarchy spec may be, for error messages."""
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z_-]+")
@@ -109,6 +115,48 @@ def _parse_widths(spec: str, argument: str) -> tuple[int, ...]:
     return tuple(widths)
 
 
+def _parse_order(spec: str, argument: str) -> OrderBuilder:
+    """``order:FANOUTS[:ORDER]`` (grammar: :class:`~kanonym.hierarchy.order.OrderBuilder`)."""
+    text, colon, order_text = argument.partition(":")
+    if not text:
+        raise InputError(f"hierarchy spec {echo(spec)}: expected fan-outs, as in 'order:2'")
+    parts = [part.strip() for part in text.split(",")]
+    # A trailing '*' ends the list: 'order:4,*' is one level of 4, then the root.
+    ended = parts[-1] == "*"
+    numbers = parts[:-1] if ended else parts
+    fanouts = []
+    for part in numbers:
+        if _WIDTH.fullmatch(part) is None or len(part) > _MAX_WIDTH_DIGITS:
+            raise InputError(
+                f"hierarchy spec {echo(spec)}: fan-out {echo(part)} is not a positive integer"
+            )
+        fanouts.append(int(part))
+    if not fanouts:
+        raise InputError(f"hierarchy spec {echo(spec)}: expected fan-outs before '*'")
+    order: OrderName | tuple[str, ...] = "auto"
+    date_format = None
+    if colon:
+        kind, date_colon, date_format_text = order_text.partition(":")
+        if kind == "date" and date_colon:
+            if not date_format_text:
+                raise InputError(f"hierarchy spec {echo(spec)}: the date format after ':' is empty")
+            order, date_format = "date", date_format_text
+        elif order_text in ORDER_NAMES:
+            order = order_text
+        elif not order_text:
+            raise InputError(f"hierarchy spec {echo(spec)}: the order after ':' is empty")
+        else:
+            order = tuple(order_text.split(","))
+    try:
+        return OrderBuilder(
+            fanouts=fanouts[0] if len(fanouts) == 1 and not ended else tuple(fanouts),
+            order=order,
+            format=date_format,
+        )
+    except InputError as error:
+        raise InputError(f"hierarchy spec {echo(spec)}: {error}") from None
+
+
 def resolve(
     hierarchy: Hierarchy | HierarchyBuilder,
     values: Sequence[str | None],
@@ -134,7 +182,7 @@ def resolve(
     return built
 
 
-_BUILDER_KEYWORDS = frozenset({"interval", "mask", "date", "suppress"})
+_BUILDER_KEYWORDS = frozenset({"interval", "mask", "date", "suppress", "order"})
 
 
 def spec_file(spec: str, *, base_dir: Path | None = None) -> Path | None:

@@ -64,7 +64,7 @@ from kanonym.release.steps import (
     release_node,
     sensitive_hierarchies,
 )
-from kanonym.release.write import write_result
+from kanonym.release.write import report_figures, write_result
 from kanonym.result import SCHEMA_VERSION, Result
 
 if TYPE_CHECKING:
@@ -448,6 +448,7 @@ def _apply(rows: RowEngine, recipe: _Recipe, *, where: str, started: float) -> R
     )
     return Result(
         writer=write_result,
+        figure_maker=report_figures,
         released=released,
         transformation=solution.transformation,
         metrics=solution.metrics,

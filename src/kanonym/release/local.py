@@ -56,7 +56,7 @@ from kanonym.release.steps import (
     declare_models,
     sensitive_hierarchies,
 )
-from kanonym.release.write import write_result
+from kanonym.release.write import report_figures, write_result
 from kanonym.result import Result
 from kanonym.transform import recode
 from kanonym.verify import verify_local_recoding, verify_models
@@ -134,6 +134,7 @@ def _release_in_memory(table: Table, config: AnonymizationConfig, read_seconds: 
     stopwatch.lap("verify")
     return Result(
         writer=write_result,
+        figure_maker=report_figures,
         released=released,
         transformation=None,
         metrics=_measures(partitioning, config),
@@ -219,6 +220,7 @@ def _release_where_rows_live(
     )
     return Result(
         writer=write_result,
+        figure_maker=report_figures,
         released=kept,
         transformation=None,
         metrics=_measures(partitioning, config),

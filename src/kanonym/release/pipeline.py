@@ -30,7 +30,6 @@ from kanonym.errors import InputError
 from kanonym.hierarchy import Duplicates
 from kanonym.io import Table, load
 from kanonym.lattice import Lattice
-from kanonym.metrics import MetricContext
 from kanonym.models import PrivacyModel
 from kanonym.options import (
     AlgorithmName,
@@ -45,8 +44,8 @@ from kanonym.release.local import release_local
 from kanonym.release.steps import (
     RowEngine,
     Stopwatch,
-    all_metrics,
     announce,
+    bind_metrics,
     build_evaluator,
     declare,
     level_bounds,
@@ -57,11 +56,12 @@ from kanonym.release.steps import (
     refuse_unserved_risk,
     release_node,
     require_population,
+    search_full_domain,
     sensitive_hierarchies,
 )
-from kanonym.release.write import write_result
+from kanonym.release.write import report_figures, write_result
 from kanonym.result import Result
-from kanonym.search import ALGORITHMS, Progress, SearchControl, run_search
+from kanonym.search import Progress, SearchControl
 from kanonym.search.attribute_suppression import search_attribute_suppression
 from kanonym.search.trace import SearchTrace
 from kanonym.verify import CheckSummary, measure_table
@@ -110,13 +110,7 @@ def _run(
     announce(on_progress, "encoding", detail=steps[2], done=2, total=len(steps))
     evaluator = build_evaluator(engine, config, encoded, max_suppressed)
     announce(on_progress, "encoding", detail=steps[3], done=3, total=len(steps))
-    context = MetricContext(
-        encoded=encoded,
-        frequency_set=evaluator.frequency_set,
-        k=config.k,
-        weights=config.weight_vector(encoded.names),
-    )
-    metrics = all_metrics(context)
+    metrics = bind_metrics(config, evaluator)
     lower, upper = level_bounds(config, hierarchies)
     stopwatch.lap("encode")
     announce(on_progress, "searching", detail=config.algorithm)
@@ -135,20 +129,12 @@ def _run(
             algorithm=config.algorithm,
             metric=config.metric,
             policy=config.policy,
-            weights=context.weights,
+            weights=config.weight_vector(encoded.names),
             k=config.k,
             control=control,
         )
     else:
-        outcome = run_search(
-            ALGORITHMS[config.algorithm],
-            evaluator,
-            policy=config.policy,
-            metric=metric,
-            control=control,
-            lower=lower,
-            upper=upper,
-        )
+        outcome = search_full_domain(config, evaluator, metrics, (lower, upper), control)
     nodes_checked = outcome.nodes_checked
     # The lattice figure shows the full-domain lattice; _AS searched a lattice of its own.
     # Built only if the HTML report draws the lattice (Result.search).
@@ -173,6 +159,7 @@ def _run(
     )
     return Result(
         writer=write_result,
+        figure_maker=report_figures,
         released=released,
         transformation=solutions[0].transformation,
         metrics=solutions[0].metrics,
@@ -383,6 +370,11 @@ def run_job(job: ReleaseJob, *, on_progress: Callable[[Progress], None] | None =
     search.
     """
     started = time.perf_counter()
+    if job.report_html is not None:
+        from kanonym.figures.render import start_workers
+
+        # The processes that draw the page's figures start while the search runs.
+        start_workers()
     announce(on_progress, "reading", detail=_named(job.input))
     with _population(job.population, job.delimiter) as universe:
         rows = open_engine(job.input, job.engine, delimiter=job.delimiter)

@@ -38,7 +38,7 @@ from kanonym.models import KAnonymity, KMap, PrivacyModel, needs_population
 from kanonym.models.base import is_sample_model
 from kanonym.release.granularity import release_cells
 from kanonym.result import CellReport, Solution
-from kanonym.search import Progress
+from kanonym.search import ALGORITHMS, Progress, SearchControl, SearchOutcome, run_search
 from kanonym.verify import CellCounts
 from kanonym.verify.population import population_classes
 
@@ -305,6 +305,46 @@ class BoundMetrics(Mapping[str, UtilityMetric]):
 def all_metrics(context: MetricContext) -> BoundMetrics:
     """Every utility metric bound to ``context``, built once per run, on first use."""
     return BoundMetrics(context)
+
+
+def bind_metrics(config: AnonymizationConfig, evaluator: NodeEvaluator) -> BoundMetrics:
+    """Every utility metric bound to the job's k and weights over ``evaluator``'s frequency
+    set (the release pipeline and the sweep over k, :mod:`kanonym.sweep`)."""
+    encoded = evaluator.encoded
+    return all_metrics(
+        MetricContext(
+            encoded=encoded,
+            frequency_set=evaluator.frequency_set,
+            k=config.k,
+            weights=config.weight_vector(encoded.names),
+        )
+    )
+
+
+def search_full_domain(
+    config: AnonymizationConfig,
+    evaluator: NodeEvaluator,
+    metrics: Mapping[str, UtilityMetric],
+    bounds: tuple[tuple[int, ...], tuple[int, ...]],
+    control: SearchControl,
+) -> SearchOutcome:
+    """The job's full-domain search over ``evaluator`` within ``bounds`` (:func:`level_bounds`),
+    minimizing its metric or ranking by its policy.
+
+    Raises:
+        NoSolutionError: no node satisfies the models within the suppression limit.
+    """
+    metric = None if config.metric is None else metrics[config.metric]
+    lower, upper = bounds
+    return run_search(
+        ALGORITHMS[config.algorithm],
+        evaluator,
+        policy=config.policy,
+        metric=metric,
+        control=control,
+        lower=lower,
+        upper=upper,
+    )
 
 
 def canonical_order(view: ClassView) -> ClassView:

@@ -20,6 +20,7 @@ Example:
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import polars as pl
 
@@ -33,6 +34,10 @@ from kanonym.report.files import payloads
 from kanonym.result import Result
 from kanonym.search import Progress
 
+if TYPE_CHECKING:
+    # Only for the annotation: a run that shows no figure loads no figure module.
+    from kanonym.figures import Spec
+
 
 def write_result(
     result: Result,
@@ -41,6 +46,7 @@ def write_result(
     report: str | Path | None = None,
     report_html: str | Path | None = None,
     replace: bool = False,
+    check_lattice: bool = False,
 ) -> None:
     """Write ``result``'s release and reports atomically and together (:meth:`Result.write`).
 
@@ -50,7 +56,8 @@ def write_result(
     :meth:`~kanonym.engine.ServerRelease.publishes`) is published there, the
     reports put in place once it is committed. A file is replaced atomically
     whoever writes it; ``replace`` lets a table or a directory of part files
-    replace an existing one.
+    replace an existing one. ``check_lattice``: as for
+    :func:`kanonym.report.render_html`.
 
     Raises:
         InputError: a destination is the input table or a hierarchy file,
@@ -82,13 +89,22 @@ def write_result(
         files = {"output": output, **files}
     check_destinations(files, result.input_files())
     if not published:
-        written = payloads(result, output, report=report, report_html=report_html)
+        written = payloads(
+            result, output, report=report, report_html=report_html, check_lattice=check_lattice
+        )
         if result.on_progress is not None:
             result.on_progress(Progress.of_stage("writing", detail=f"{len(written)} files"))
         write_atomic(written)
         return
     assert not isinstance(released, pl.DataFrame)
-    reports = payloads(result, str(output), report=report, report_html=report_html, published=True)
+    reports = payloads(
+        result,
+        str(output),
+        report=report,
+        report_html=report_html,
+        published=True,
+        check_lattice=check_lattice,
+    )
     if result.on_progress is not None:
         result.on_progress(Progress.of_stage("writing", detail=redact(str(output))))
     # The reports wait beside their destinations until the release is committed.
@@ -101,3 +117,11 @@ def write_result(
         raise
     if prepared is not None:
         prepared.commit()
+
+
+def report_figures(result: Result) -> dict[str, Spec]:
+    """The HTML report's figures of ``result`` (:func:`kanonym.report.html.figures`), which
+    a notebook draws (:meth:`Result._repr_html_`); loaded only then."""
+    from kanonym.report.html import figures
+
+    return figures(result)

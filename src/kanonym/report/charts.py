@@ -1,358 +1,553 @@
-"""The HTML report's figures, drawn with matplotlib from :mod:`kanonym.report.content`.
+"""The report's figures as Vega-Lite specifications, built from :mod:`kanonym.report.content`.
 
-matplotlib is an optional extra (``pip install kanonym[report]``): only this
-module imports it, and nothing in kanonym's core imports this module. Figures
-are :class:`matplotlib.figure.Figure` objects made without pyplot, so drawing
-a report neither needs a display nor changes a notebook's backend or global
-settings; :func:`svg` renders one as inline SVG whose text stays text (so the
-page is searchable, and the non-disclosure tests can read every label).
+Each function turns what :mod:`kanonym.report.content` decided to show into a
+Vega-Lite specification, a plain ``dict`` (Satyanarayan, Moritz,
+Wongsuphasawat and Heer 2017, "Vega-Lite: A Grammar of Interactive
+Graphics"): the HTML report renders it to static SVG
+(:func:`kanonym.figures.render.to_svg`), a notebook or the web workbench
+draws it live. Nothing here decides what may be shown: a figure draws the
+bars, bins and nodes it is given, so the non-disclosure rules stay in
+:mod:`kanonym.report.content`. Specs are written as dicts rather than with
+Altair: the report must be drawn in under a second, and importing Altair and
+validating the report's twelve specs with it cost about 1.5 s
+(``benchmarks/README.md``).
 
 Example:
     >>> from kanonym.report.content import Bar, QiDistribution
     >>> d = QiDistribution(column="zip", level=1, before=(Bar(label="94139", count=3),),
     ...                    after=(Bar(label="9413*", count=3),), suppressed_cells=0)
-    >>> figure = distribution_figure(d, k=2)
-    >>> [axes.get_title() for axes in figure.axes]
+    >>> spec = distribution_figure(d, k=2)
+    >>> [panel["title"] for panel in spec["hconcat"]]
     ['input (values in fewer than 2 rows merged)', 'release (level 1)']
-    >>> "9413*" in svg(figure, salt="doc")
-    True
+    >>> spec["hconcat"][1]["data"]["values"]
+    [{'value': '9413*', 'rows': 3, 'merged': 0}]
 """
 
 from __future__ import annotations
 
-import io
-import re
+import datetime
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-import matplotlib as mpl
 import numpy as np
-import numpy.typing as npt
-from matplotlib.axes import Axes
-from matplotlib.collections import LineCollection
-from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
-from matplotlib.ticker import MaxNLocator
 
-from kanonym.lattice import Lattice
-from kanonym.report.content import Bar, QiDistribution, RiskBand
-from kanonym.search.trace import ExploredLattice, HeightSummary
+from kanonym.figures import Spec
+from kanonym.report.content import (
+    Bar,
+    Histogram,
+    LatticeNode,
+    LatticeView,
+    QiDistribution,
+    RiskBand,
+)
 
 INPUT_COLOUR = "#8a8a8a"
 RELEASE_COLOUR = "#2f6ea8"
-SATISFIED_COLOUR = "#2e8b57"
-FAILED_COLOUR = "#c0392b"
-# Edges are drawn only where they stay readable.
-MAX_EDGE_NODES = 300
-NODES_PER_ROW = 60
+MERGED_COLOUR = "#c9c9c9"
+STATUS_COLOURS = {"satisfies": "#2e8b57", "fails": "#c0392b", "not checked": "#b8b8b8"}
+WIDTH = 420
+"""Width in pixels of one panel of a two-panel figure (the page is about 1,000 wide)."""
 MAX_LABELLED_NODES = 40
-BAND_GAP = 1
-_LABEL_BOX = {"boxstyle": "round,pad=0.2", "facecolor": "white", "edgecolor": "#888888"}
+"""Nodes of a lattice figure labelled with their vector (more would overlap)."""
+_EPOCH = datetime.date(1970, 1, 1)
+_TITLE = {"anchor": "start", "fontSize": 12}
+MAX_LABEL = 40
+"""Characters of a value shown on an axis; longer ones end in an ellipsis (tooltips show all)."""
+CONFIG: Spec = {"axis": {"labelLimit": 0}, "legend": {"labelLimit": 0}}
+"""Every figure's config: labels are not measured to be cut at a width (vl-convert
+measures each one, about a third of a figure's rendering time: ``benchmarks/README.md``);
+values are cut at :data:`MAX_LABEL` characters instead."""
 
 
-def _bars(axes: Axes, bars: Sequence[Bar], colour: str, title: str, slots: int) -> None:
-    """Horizontal bars, first on top; ``slots`` rows tall, so bars beside it match."""
-    labels = [bar.label for bar in bars]
-    counts = [bar.count for bar in bars]
-    positions = np.arange(len(bars))
-    patches = axes.barh(positions, counts, color=colour)
-    for patch, bar in zip(patches, bars, strict=True):
-        if bar.merged:
-            patch.set_hatch("//")
-            patch.set_edgecolor("white")
-    axes.set_yticks(positions, labels=labels, fontsize=8)
-    axes.set_ylim(slots - 0.5, -0.5)  # first value on top, as it reads
-    axes.set_title(title, fontsize=9)
-    axes.set_xlabel("rows", fontsize=8)
-    axes.tick_params(axis="x", labelsize=8)
-    axes.bar_label(patches, labels=[f"{c:,}" for c in counts], fontsize=7, padding=2)
-    axes.margins(x=0.15)
+def _configured(spec: Spec) -> Spec:
+    return {**spec, "config": CONFIG}
 
 
-def distribution_figure(distribution: QiDistribution, *, k: int) -> Figure:
-    """One quasi-identifier: input counts (small cells merged) beside release counts."""
-    rows = max(len(distribution.before), len(distribution.after), 1)
-    figure = Figure(figsize=(10, 1.0 + 0.22 * rows), layout="tight")
-    left, right = figure.subplots(1, 2)
-    figure.suptitle(distribution.column, fontsize=10, fontweight="bold")
-    if distribution.before:
-        _bars(
-            left,
-            distribution.before,
-            INPUT_COLOUR,
-            f"input (values in fewer than {k} rows merged)",
-            rows,
-        )
-    else:
-        left.set_title("input not available", fontsize=9)
-        left.set_axis_off()
-    level = "" if distribution.level is None else f" (level {distribution.level})"
-    if distribution.after:
-        _bars(right, distribution.after, RELEASE_COLOUR, f"release{level}", rows)
-    else:
-        right.set_title("release: no rows", fontsize=9)
-        right.set_axis_off()
-    return figure
+def _tooltip(*fields: tuple[str, str, str]) -> list[dict[str, str]]:
+    """Tooltip channels from (field, type, title) triples."""
+    return [{"field": f, "type": t, "title": title} for f, t, title in fields]
 
 
-def class_size_figure(class_sizes: Mapping[int, int], *, k: int) -> Figure:
-    """Number of released classes of each size, with k marked."""
-    figure = Figure(figsize=(10, 3.2), layout="tight")
-    axes = figure.subplots()
-    if not class_sizes:
-        axes.set_title("no rows released", fontsize=9)
-        axes.set_axis_off()
-        return figure
-    sizes = np.array(sorted(class_sizes), dtype=np.int64)
-    counts = np.array([class_sizes[int(s)] for s in sizes], dtype=np.int64)
-    if len(sizes) <= 60:
-        axes.bar(sizes, counts, width=0.8, color=RELEASE_COLOUR)
-    else:
-        # Many distinct sizes: classes counted in logarithmic size bins.
-        edges = np.unique(np.geomspace(sizes[0], sizes[-1] + 1, num=40).astype(np.int64))
-        axes.hist(sizes, bins=edges.tolist(), weights=counts, color=RELEASE_COLOUR)
-        axes.set_xscale("log")
-    axes.axvline(k, color="black", linestyle="--", linewidth=1, label=f"k = {k}")
-    axes.set_xlabel("class size (rows sharing one quasi-identifier combination)", fontsize=8)
-    axes.set_ylabel("classes", fontsize=8)
-    axes.tick_params(labelsize=8)
-    axes.legend(fontsize=8)
-    axes.set_title("equivalence classes of the release by size", fontsize=9)
-    return figure
+def _bars(bars: Sequence[Bar], colour: str, title: str) -> Spec:
+    """Horizontal bars in the given order, merged bars lighter, counts at their ends.
 
-
-def risk_figure(bands: Sequence[RiskBand]) -> Figure:
-    """Share of records per class-size band (their prosecutor risk), input and release."""
-    figure = Figure(figsize=(10, 3.0), layout="tight")
-    axes = figure.subplots()
-    positions = np.arange(len(bands))
-    before = [band.before for band in bands]
-    after = [0.0 if band.after is None else band.after for band in bands]
-    first = axes.barh(positions - 0.2, before, height=0.4, color=INPUT_COLOUR, label="input")
-    second = axes.barh(positions + 0.2, after, height=0.4, color=RELEASE_COLOUR, label="release")
-    for patches, shares in ((first, before), (second, after)):
-        axes.bar_label(patches, labels=[f"{s:.1%}" for s in shares], fontsize=7, padding=2)
-    axes.set_yticks(positions, labels=[band.label for band in bands], fontsize=8)
-    axes.invert_yaxis()
-    axes.set_xlim(0, 1.12)
-    axes.set_xlabel("share of records", fontsize=8)
-    axes.set_ylabel("class size", fontsize=8)
-    axes.tick_params(axis="x", labelsize=8)
-    axes.legend(fontsize=8, loc="lower right")
-    axes.set_title("records by the size of their class (prosecutor risk 1/size)", fontsize=9)
-    return figure
-
-
-@dataclass(frozen=True, kw_only=True)
-class _Layout:
-    """Where each node of a lattice figure goes.
-
-    Nodes of one height form a band, lexicographic order left to right,
-    wrapped into rows of at most :data:`NODES_PER_ROW` (so wide levels stay
-    legible), bands stacked by height with a gap between them.
+    No count axis: the counts are written on the bars, and an axis costs about a
+    quarter of the figure's rendering time (``benchmarks/README.md``).
     """
-
-    x: npt.NDArray[np.float64]
-    y: npt.NDArray[np.float64]
-    ticks: npt.NDArray[np.float64]
-    rows: int
-
-
-def _layout(lattice: Lattice) -> _Layout:
-    heights = lattice.node_heights.astype(np.int64) - lattice.min_height
-    order = np.lexsort((np.arange(len(heights)), heights))
-    first_of = np.searchsorted(heights[order], heights[order], side="left")
-    rank = np.empty(len(heights), dtype=np.int64)
-    rank[order] = np.arange(len(heights)) - first_of
-    width = np.bincount(heights)
-    rows = -(-width // NODES_PER_ROW)  # rows per band, rounded up
-    start = np.concatenate([[0], np.cumsum(rows + BAND_GAP)[:-1]]).astype(np.float64)
-    row, column = np.divmod(rank, NODES_PER_ROW)
-    in_row = np.minimum(width[heights] - row * NODES_PER_ROW, NODES_PER_ROW)
-    return _Layout(
-        x=column - (in_row - 1) / 2.0,
-        y=start[heights] + row,
-        ticks=start + (rows - 1) / 2.0,
-        rows=int(rows.sum() + BAND_GAP * (len(rows) - 1)),
+    rows = [{"value": bar.label, "rows": bar.count, "merged": bar.merged} for bar in bars]
+    cut = (
+        f"length(datum.label) > {MAX_LABEL} ? "
+        f"slice(datum.label, 0, {MAX_LABEL - 1}) + '…' : datum.label"
     )
+    y = {
+        "field": "value",
+        "type": "nominal",
+        "sort": None,
+        "title": None,
+        "axis": {"labelExpr": cut},
+    }
+    x = {"field": "rows", "type": "quantitative", "axis": None}
+    return {
+        "title": title,
+        "width": WIDTH,
+        "data": {"values": rows},
+        "encoding": {"y": y, "x": x},
+        "layer": [
+            {
+                "mark": {"type": "bar"},
+                "encoding": {
+                    "color": {
+                        "condition": {"test": "datum.merged > 0", "value": MERGED_COLOUR},
+                        "value": colour,
+                    },
+                    "tooltip": _tooltip(
+                        ("value", "nominal", "value"),
+                        ("rows", "quantitative", "rows"),
+                        ("merged", "quantitative", "values merged"),
+                    ),
+                },
+            },
+            {
+                "mark": {"type": "text", "align": "left", "dx": 3, "fontSize": 9},
+                "encoding": {"text": {"field": "rows", "type": "quantitative", "format": ","}},
+            },
+        ],
+    }
 
 
-def _legend_entry(label: str, marker: str = "o", **style: Any) -> Line2D:
-    """A marker without a line, for a legend of scatter points."""
-    return Line2D([], [], marker=marker, linestyle="", label=label, **style)
+def _edge(value: float, scale: str) -> float | str:
+    if scale == "date":
+        return (_EPOCH + datetime.timedelta(days=int(value))).isoformat()
+    return value
 
 
-def lattice_figure(explored: ExploredLattice, names: Sequence[str]) -> Figure:
-    """Every node by height: checked or not, satisfying or not; minimal, optimum, released."""
-    lattice = explored.lattice
-    layout = _layout(lattice)
-    x, y = layout.x, layout.y
-    widest = min(int(np.bincount(lattice.node_heights).max()), NODES_PER_ROW)
-    figure = Figure(figsize=(10, 1.6 + 0.2 * layout.rows), layout="tight")
-    axes = figure.subplots()
-    # Marker area in points²: about a third of the room a node has in its row.
-    size = float(np.clip((160.0 / widest) ** 2 * 3, 12, 90))
-    if lattice.size <= MAX_EDGE_NODES:
-        starts, ends = [], []
-        for axis, stride in enumerate(lattice.strides):
-            below = np.flatnonzero(lattice.levels[:, axis] < lattice.heights[axis])
-            starts.append(below)
-            ends.append(below + stride)
-        source, target = np.concatenate(starts), np.concatenate(ends)
-        segments = np.stack(
-            [np.column_stack([x[source], y[source]]), np.column_stack([x[target], y[target]])],
-            axis=1,
-        )
-        axes.add_collection(
-            LineCollection(list(segments), colors="#d0d0d0", linewidths=0.6, zorder=1)
-        )
-    satisfied, checked = explored.satisfied, explored.checked
-    for mask, colour, filled in (
-        (checked & satisfied, SATISFIED_COLOUR, True),
-        (checked & ~satisfied, FAILED_COLOUR, True),
-        (~checked & satisfied, SATISFIED_COLOUR, False),
-        (~checked & ~satisfied, FAILED_COLOUR, False),
-    ):
-        axes.scatter(
-            x[mask],
-            y[mask],
-            s=size,
-            c=colour if filled else "white",
-            edgecolors=colour,
-            linewidths=0.8,
-            zorder=2,
-        )
-    minimal = explored.minimal
-    axes.scatter(
-        x[minimal], y[minimal], s=size * 2.6, facecolors="none", edgecolors="black", zorder=3
-    )
-    for node, marker, colour, scale in (
-        (explored.optimum, "*", "#e6a700", 4.5),
-        (explored.chosen, "s", "none", 5.0),
-    ):
-        i = lattice.index(node)
-        axes.scatter(
-            [x[i]],
-            [y[i]],
-            s=size * scale,
-            marker=marker,
-            facecolors=colour,
-            edgecolors="black",
-            linewidths=1.2,
-            zorder=4,
-        )
-    chosen, optimum = lattice.index(explored.chosen), lattice.index(explored.optimum)
-    axes.annotate(
-        f"released {list(explored.chosen)}",
-        (x[chosen], y[chosen]),
-        xytext=(8, 6),
-        textcoords="offset points",
-        fontsize=8,
-        bbox=_LABEL_BOX,
-        zorder=5,
-    )
-    if optimum != chosen:
-        axes.annotate(
-            f"optimum {list(explored.optimum)}",
-            (x[optimum], y[optimum]),
-            xytext=(8, -14),
-            textcoords="offset points",
-            fontsize=8,
-            bbox=_LABEL_BOX,
-            zorder=5,
-        )
-    legend = [
-        _legend_entry("checked, satisfies", color=SATISFIED_COLOUR),
-        _legend_entry("checked, fails", color=FAILED_COLOUR),
-        _legend_entry(
-            "not needed by the search, satisfies",
-            markerfacecolor="white",
-            markeredgecolor=SATISFIED_COLOUR,
-        ),
-        _legend_entry(
-            "not needed by the search, fails",
-            markerfacecolor="white",
-            markeredgecolor=FAILED_COLOUR,
-        ),
-        _legend_entry(
-            "minimal satisfying", markersize=10, markerfacecolor="none", markeredgecolor="black"
-        ),
-        _legend_entry(
-            "optimum",
-            marker="*",
-            markersize=11,
-            markerfacecolor="#e6a700",
-            markeredgecolor="black",
-        ),
-        _legend_entry(
-            "released", marker="s", markersize=10, markerfacecolor="none", markeredgecolor="black"
-        ),
+def _histogram(histogram: Histogram, colour: str, title: str, what: str) -> Spec:
+    """Bins as bars spanning their interval; merged bins lighter."""
+    scale = histogram.scale
+    rows = [
+        {
+            "low": _edge(b.low, scale),
+            "high": _edge(b.high, scale),
+            "interval": f"[{b.low:g}, {b.high:g})"
+            if scale == "number"
+            else f"[{_edge(b.low, scale)}, {_edge(b.high, scale)})",
+            "rows": b.count,
+            "merged": b.merged,
+        }
+        for b in histogram.bins
     ]
-    axes.legend(handles=legend, fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
-    axes.set_ylabel("height (sum of levels)", fontsize=8)
-    axes.set_yticks(
-        layout.ticks, labels=[str(h) for h in range(lattice.min_height, lattice.max_height + 1)]
-    )
-    axes.tick_params(labelsize=8)
-    if lattice.size <= MAX_LABELLED_NODES:
-        for i in range(lattice.size):
-            axes.annotate(
-                _vector(lattice.node(i)),
-                (x[i], y[i]),
-                xytext=(0, -11),
-                textcoords="offset points",
-                ha="center",
-                fontsize=7,
-                color="#555555",
-            )
-    axes.set_xticks([])
-    # Narrow lattices stay in the middle instead of stretching across the page.
-    half = max(widest, 4) / 2 + 0.5
-    axes.set_xlim(-half, half)
-    axes.margins(y=0.08)
-    axes.set_title(
-        f"generalization lattice: {lattice.size:,} nodes, vectors over ({', '.join(names)})",
-        fontsize=9,
-    )
-    return figure
+    x: dict[str, Any] = {
+        "field": "low",
+        "type": "temporal" if scale == "date" else "quantitative",
+        "title": what,
+        "scale": {"type": "utc"} if scale == "date" else {"zero": False},
+    }
+    return {
+        "title": title,
+        "width": WIDTH,
+        "height": 200,
+        "data": {"values": rows},
+        # rect, not bar: a bar given x and x2 would be drawn horizontally.
+        "mark": {"type": "rect", "stroke": "white", "strokeWidth": 0.5},
+        "encoding": {
+            "x": x,
+            "x2": {"field": "high"},
+            "y": {"field": "rows", "type": "quantitative", "title": "rows"},
+            "y2": {"datum": 0},
+            "color": {
+                "condition": {"test": "datum.merged > 1", "value": MERGED_COLOUR},
+                "value": colour,
+            },
+            "tooltip": _tooltip(
+                ("interval", "nominal", "interval"),
+                ("rows", "quantitative", "rows"),
+                ("merged", "quantitative", "round bins merged"),
+            ),
+        },
+    }
 
 
-def height_figure(per_height: Sequence[HeightSummary]) -> Figure:
-    """For a lattice too large to draw: nodes, checked and satisfying nodes per height."""
-    figure = Figure(figsize=(10, 3.2), layout="tight")
-    axes = figure.subplots()
-    heights = np.array([row.height for row in per_height])
-    for values, colour, label in (
-        ([row.nodes for row in per_height], "#d9d9d9", "nodes"),
-        ([row.checked for row in per_height], FAILED_COLOUR, "checked"),
-        ([row.satisfied for row in per_height], SATISFIED_COLOUR, "checked, satisfying"),
-    ):
-        axes.bar(heights, values, width=0.8, color=colour, label=label)
-    axes.set_yscale("symlog", linthresh=1)
-    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
-    axes.set_xlabel("height (sum of levels)", fontsize=8)
-    axes.set_ylabel("nodes", fontsize=8)
-    axes.tick_params(labelsize=8)
-    axes.legend(fontsize=8)
-    axes.set_title("generalization lattice by height", fontsize=9)
-    return figure
+def _note(title: str, text: str) -> Spec:
+    """A panel holding only a line of text (no input, nothing released)."""
+    return {
+        "title": title,
+        "width": WIDTH,
+        "height": 40,
+        "data": {"values": [{"text": text}]},
+        "mark": {"type": "text", "align": "left", "x": 0, "y": 20},
+        "encoding": {"text": {"field": "text", "type": "nominal"}},
+    }
+
+
+def distribution_figure(distribution: QiDistribution, *, k: int) -> Spec:
+    """One quasi-identifier, input beside release.
+
+    Numbers and dates as histograms over their bins or released intervals
+    (no input bin under k rows), other values as bars (values of fewer than
+    k input rows merged into one ``other`` bar).
+    """
+    d = distribution
+    level = "" if d.level is None else f" (level {d.level})"
+    before: Spec
+    after: Spec
+    if d.histogram_before is not None and d.histogram_before.bins:
+        before = _histogram(
+            d.histogram_before,
+            INPUT_COLOUR,
+            f"input (bins of fewer than {k} rows merged)",
+            d.column,
+        )
+    elif d.before:
+        before = _bars(d.before, INPUT_COLOUR, f"input (values in fewer than {k} rows merged)")
+    else:
+        before = _note("input", "input not available")
+    if d.histogram_after is not None and d.histogram_after.bins:
+        after = _histogram(d.histogram_after, RELEASE_COLOUR, f"release{level}", d.column)
+    elif d.after:
+        after = _bars(d.after, RELEASE_COLOUR, f"release{level}")
+    else:
+        after = _note("release", "no rows released")
+    return _configured(
+        {
+            "title": {"text": d.column, **_TITLE},
+            "hconcat": [before, after],
+            "resolve": {"scale": {"x": "independent", "y": "independent"}},
+        }
+    )
+
+
+def class_size_figure(class_sizes: Mapping[int, int], *, k: int) -> Spec:
+    """Number of released classes of each size, k marked; logarithmic size bins
+    when there are more than 60 distinct sizes or they span more than 60 (a bar
+    one size wide would be too thin to see on the axis)."""
+    title = "equivalence classes of the release by size"
+    if not class_sizes:
+        return _configured(_note(title, "no rows released"))
+    sizes = sorted(class_sizes)
+    if len(sizes) <= 60 and sizes[-1] - sizes[0] <= 60:
+        rows = [
+            {"low": s - 0.4, "high": s + 0.4, "sizes": str(s), "classes": class_sizes[s]}
+            for s in sizes
+        ]
+        x_scale: dict[str, Any] = {"zero": False}
+    else:
+        edges = np.unique(np.geomspace(sizes[0], sizes[-1] + 1, num=40).astype(np.int64))
+        counts = np.histogram(sizes, bins=edges, weights=[class_sizes[s] for s in sizes])[0]
+        rows = [
+            {
+                "low": int(low),
+                "high": int(high),
+                "sizes": str(low) if high == low + 1 else f"{low}-{high - 1}",
+                "classes": int(n),
+            }
+            for low, high, n in zip(edges[:-1], edges[1:], counts, strict=True)
+            if n
+        ]
+        x_scale = {"type": "log"}
+    x = {
+        "field": "low",
+        "type": "quantitative",
+        "title": "class size (rows sharing one quasi-identifier combination)",
+        "scale": x_scale,
+    }
+    return _configured(
+        {
+            # Room above the plot for the label of k.
+            "title": {"text": title, "offset": 14},
+            "width": 2 * WIDTH,
+            "height": 180,
+            "layer": [
+                {
+                    "data": {"values": rows},
+                    "mark": {"type": "rect", "color": RELEASE_COLOUR},
+                    "encoding": {
+                        "x": x,
+                        "x2": {"field": "high"},
+                        "y": {"field": "classes", "type": "quantitative", "title": "classes"},
+                        "y2": {"datum": 0},
+                        "tooltip": _tooltip(
+                            ("sizes", "nominal", "class size"),
+                            ("classes", "quantitative", "classes"),
+                        ),
+                    },
+                },
+                {
+                    "data": {"values": [{"k": k, "label": f"k = {k}"}]},
+                    "encoding": {"x": {"field": "k", "type": "quantitative"}},
+                    "layer": [
+                        {"mark": {"type": "rule", "strokeDash": [4, 3], "color": "black"}},
+                        {
+                            "mark": {
+                                "type": "text",
+                                "align": "left",
+                                "dx": 3,
+                                "y": -3,
+                                "baseline": "bottom",
+                            },
+                            "encoding": {"text": {"field": "label", "type": "nominal"}},
+                        },
+                    ],
+                },
+            ],
+        }
+    )
+
+
+def risk_figure(bands: Sequence[RiskBand]) -> Spec:
+    """Share of records per class-size band (their prosecutor risk), input and release."""
+    rows = [
+        {"band": band.label, "side": side, "share": share}
+        for band in bands
+        for side, share in (("input", band.before), ("release", band.after or 0.0))
+    ]
+    return _configured(
+        {
+            "title": "share of records by the size of their class (prosecutor risk 1/size)",
+            "width": 2 * WIDTH - 150,
+            "data": {"values": rows},
+            "encoding": {
+                "y": {"field": "band", "type": "nominal", "sort": None, "title": "class size"},
+                "yOffset": {"field": "side", "type": "nominal", "sort": ["input", "release"]},
+                "x": {
+                    "field": "share",
+                    "type": "quantitative",
+                    # Shares are written on the bars: no axis (see _bars).
+                    "axis": None,
+                    "scale": {"domain": [0, 1.12]},
+                },
+            },
+            "layer": [
+                {
+                    "mark": {"type": "bar"},
+                    "encoding": {
+                        "color": {
+                            "field": "side",
+                            "type": "nominal",
+                            "title": None,
+                            "scale": {
+                                "domain": ["input", "release"],
+                                "range": [INPUT_COLOUR, RELEASE_COLOUR],
+                            },
+                        },
+                        "tooltip": _tooltip(
+                            ("band", "nominal", "class size"),
+                            ("side", "nominal", "table"),
+                            ("share", "quantitative", "share of records"),
+                        ),
+                    },
+                },
+                {
+                    "mark": {"type": "text", "align": "left", "dx": 3, "fontSize": 9},
+                    "encoding": {
+                        "text": {"field": "share", "type": "quantitative", "format": ".1%"}
+                    },
+                },
+            ],
+        }
+    )
 
 
 def _vector(levels: Sequence[int]) -> str:
     return "[" + ",".join(str(level) for level in levels) + "]"
 
 
-_PROLOGUE = re.compile(r"^.*?(?=<svg)", flags=re.DOTALL)
+def _node_rows(nodes: Sequence[LatticeNode], names: Sequence[str]) -> list[dict[str, Any]]:
+    """One row per node: its place (rank within its height, centred) and what a tooltip says."""
+    heights = [node.height for node in nodes]
+    width = {h: heights.count(h) for h in set(heights)}
+    seen: dict[int, int] = {}
+    rows = []
+    for node, h in zip(nodes, heights, strict=True):
+        rank = seen.get(h, 0)
+        seen[h] = rank + 1
+        marks = [
+            what
+            for what, flag in (
+                ("released", node.released),
+                ("optimum", node.optimum),
+                ("minimal", node.minimal),
+            )
+            if flag
+        ]
+        rows.append(
+            {
+                "x": rank - (width[h] - 1) / 2,
+                "height": h,
+                "vector": _vector(node.levels),
+                "levels": ", ".join(f"{n}={v}" for n, v in zip(names, node.levels, strict=True)),
+                "status": node.status,
+                "checked": "for this report only"
+                if node.checked_for_report
+                else "by the search"
+                if node.status != "not checked"
+                else "no",
+                "score": node.score,
+                "marked": ", ".join(marks),
+                "for_report": node.checked_for_report,
+                "released": node.released,
+                "optimum": node.optimum,
+                "minimal": node.minimal,
+            }
+        )
+    return rows
 
 
-def svg(figure: Figure, *, salt: str) -> str:
-    """``figure`` as an inline ``<svg>`` element: text kept as text, ids unique per ``salt``.
+def _nodes_chart(view: LatticeView, title: str, *, width: int) -> Spec:
+    """Nodes by height (sum of levels), edges to their direct generalizations,
+    coloured by status; the released node a square, the optimum a diamond,
+    minimal nodes ringed."""
+    rows = _node_rows(view.nodes, view.names)
+    edges = [
+        {
+            "x": rows[a]["x"],
+            "height": rows[a]["height"],
+            "x2": rows[b]["x"],
+            "height2": rows[b]["height"],
+        }
+        for a, b in view.edges
+    ]
+    labelled = len(rows) <= MAX_LABELLED_NODES
+    # Padding in pixels keeps the end nodes' labels inside the figure.
+    x = {
+        "field": "x",
+        "type": "quantitative",
+        "axis": None,
+        "scale": {"nice": False, "zero": False, "padding": 45 if labelled else 8},
+    }
+    y = {
+        "field": "height",
+        "type": "quantitative",
+        "title": "height (sum of levels)",
+        "axis": {"tickMinStep": 1, "format": "d"},
+        "scale": {"zero": False, "nice": False, "padding": 12},
+    }
+    statuses = list(STATUS_COLOURS)
+    layers: list[Spec] = []
+    if edges:
+        layers.append(
+            {
+                "data": {"values": edges},
+                "mark": {"type": "rule", "color": "#d0d0d0", "strokeWidth": 0.7},
+                "encoding": {"x": x, "y": y, "x2": {"field": "x2"}, "y2": {"field": "height2"}},
+            }
+        )
+    size = 60 if labelled else 25
+    colour = {
+        "field": "status",
+        "type": "nominal",
+        "scale": {"domain": statuses, "range": [STATUS_COLOURS[s] for s in statuses]},
+        "legend": {"title": "node"},
+    }
+    tooltip = _tooltip(
+        ("vector", "nominal", "levels"),
+        ("levels", "nominal", "by attribute"),
+        ("status", "nominal", "status"),
+        ("checked", "nominal", "checked"),
+        ("score", "quantitative", "score"),
+        ("marked", "nominal", "marked"),
+    )
+    layers += [
+        # Filled: checked by the search; hollow: checked for this report only.
+        {
+            "transform": [{"filter": f"{'!' if filled else ''}datum.for_report"}],
+            "mark": {"type": "point", "filled": filled, "size": size, "opacity": 1},
+            "encoding": {"x": x, "y": y, "color": colour, "tooltip": tooltip},
+        }
+        for filled in (True, False)
+    ]
+    layers += [
+        {
+            "transform": [{"filter": "datum.minimal"}],
+            "mark": {"type": "point", "shape": "circle", "size": size * 3, "color": "black"},
+            "encoding": {"x": x, "y": y},
+        },
+        {
+            "transform": [{"filter": "datum.released"}],
+            "mark": {"type": "point", "shape": "square", "size": size * 4, "color": "black"},
+            "encoding": {"x": x, "y": y},
+        },
+        {
+            "transform": [{"filter": "datum.optimum && !datum.released"}],
+            "mark": {"type": "point", "shape": "diamond", "size": size * 4, "color": "#e6a700"},
+            "encoding": {"x": x, "y": y},
+        },
+        {
+            "transform": [{"filter": "datum.released"}],
+            "mark": {"type": "text", "align": "left", "dx": 9, "dy": -9, "fontWeight": "bold"},
+            "encoding": {"x": x, "y": y, "text": {"value": "released"}},
+        },
+    ]
+    if labelled:
+        layers.append(
+            {
+                "mark": {"type": "text", "dy": 13, "fontSize": 8, "color": "#555555"},
+                "encoding": {"x": x, "y": y, "text": {"field": "vector", "type": "nominal"}},
+            }
+        )
+    heights = [row["height"] for row in rows]
+    widest = max(heights.count(h) for h in set(heights))
+    return {
+        "title": title,
+        # A labelled node needs room for its vector: about 7 pixels per character.
+        "width": max(width, 7 * len(rows[0]["vector"]) * widest) if labelled else width,
+        "height": max(80, 34 * len(set(heights))),
+        "data": {"values": rows},
+        "layer": layers,
+    }
 
-    No XML prologue, no creation date (the same release draws the same
-    bytes); ``salt`` makes the ids of two figures on one page differ.
-    """
-    buffer = io.StringIO()
-    with mpl.rc_context({"svg.fonttype": "none", "svg.hashsalt": f"kanonym-{salt}"}):
-        figure.savefig(buffer, format="svg", metadata={"Date": None})
-    return _PROLOGUE.sub("", buffer.getvalue(), count=1)
+
+def lattice_figure(view: LatticeView) -> Spec:
+    """Every node of a small lattice by height: what the search checked and found."""
+    return _configured(
+        _nodes_chart(
+            view,
+            f"generalization lattice: {view.size:,} nodes, vectors over ({', '.join(view.names)})",
+            width=2 * WIDTH,
+        )
+    )
+
+
+def height_figure(view: LatticeView) -> Spec:
+    """A lattice too large to draw node by node: nodes per height by status, beside the
+    released node with its direct specializations (below) and generalizations (above)."""
+    rows = [
+        {"height": row.height, "status": status, "nodes": count}
+        for row in view.per_height
+        for status, count in (
+            ("satisfies", row.satisfies),
+            ("fails", row.fails),
+            ("not checked", row.not_checked),
+        )
+        if count
+    ]
+    statuses = list(STATUS_COLOURS)
+    per_height: Spec = {
+        "title": f"generalization lattice by height: {view.size:,} nodes",
+        "width": 2 * WIDTH,
+        "height": 220,
+        "data": {"values": rows},
+        "mark": {"type": "bar"},
+        "encoding": {
+            "x": {
+                "field": "height",
+                "type": "ordinal",
+                "title": "height (sum of levels)",
+                "axis": {"labelAngle": 0},
+            },
+            "y": {"field": "nodes", "type": "quantitative", "title": "nodes", "stack": True},
+            "color": {
+                "field": "status",
+                "type": "nominal",
+                "scale": {"domain": statuses, "range": [STATUS_COLOURS[s] for s in statuses]},
+                "legend": {"title": "node"},
+            },
+            "order": {"field": "status", "sort": "descending"},
+            "tooltip": _tooltip(
+                ("height", "ordinal", "height"),
+                ("status", "nominal", "status"),
+                ("nodes", "quantitative", "nodes"),
+            ),
+        },
+    }
+    around = _nodes_chart(view, "around the released node", width=2 * WIDTH)
+    return _configured({"vconcat": [per_height, around], "resolve": {"scale": {"color": "shared"}}})

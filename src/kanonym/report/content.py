@@ -9,8 +9,18 @@ The report must not itself disclose what the release protects. Its rules:
   k (so no bar shows fewer than k rows, and no raw value of a count below k is
   ever named). At most :data:`MAX_BARS` bars are drawn: beyond that the least
   frequent values are merged too.
+* **Numbers and dates** are also drawn as histograms (:func:`histogram`):
+  bins of a round width (1, 2 or 5 times a power of ten; days, months or
+  years for dates), and a bin of the input holding fewer than k rows is
+  merged with its smaller neighbour until none does; bin edges are round
+  numbers, not values of the input.
 * **Release distributions** show the released values only (they are public
-  once the release is), counted over the released rows.
+  once the release is), counted over the released rows; released intervals
+  (``30-39``, ``[30, 40)``, ``1980-05``, ``1980``, ``1980-1989``) are drawn
+  over the span they cover.
+* **The lattice** (:class:`LatticeView`) shows what the search checked; the
+  nodes it skipped are checked for the report only when asked
+  (``check_lattice``), never by default.
 * Everything else is a count, a measure, a distance vector or a fingerprint
   of published material: no value of a class smaller than k, no row, no
   hierarchy content, and no fingerprint computed from the input (the input's,
@@ -37,20 +47,27 @@ shown value joins it:
 
 from __future__ import annotations
 
+import datetime
+import itertools
+import math
 import platform
+import re
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
+import numpy as np
+import numpy.typing as npt
 import polars as pl
 
 from kanonym._version import __version__
 from kanonym.attacks import RiskSummary, risk
+from kanonym.lattice import Node
 from kanonym.report.fingerprints import Fingerprint, WrittenFile
 from kanonym.report.fingerprints import fingerprints as all_fingerprints
-from kanonym.search.trace import ExploredLattice, HeightSummary
+from kanonym.search.trace import ExploredLattice, HeightSummary, SearchTrace
 
 if TYPE_CHECKING:
     from kanonym.result import Result
@@ -75,7 +92,14 @@ RISK_BANDS: tuple[tuple[int, int | None], ...] = (
 )
 """Class-size bands (inclusive; None: no upper end) of the record-risk chart."""
 
-VERSIONED_PACKAGES = ("polars", "numpy", "numba", "matplotlib")
+MAX_BINS = 24
+"""Most bins of a histogram before merging (fewer once small bins are merged)."""
+
+MAX_DRAWN_LATTICE = 300
+"""Largest lattice drawn node by node; larger ones are drawn per height and around
+the released node."""
+
+VERSIONED_PACKAGES = ("polars", "numpy", "numba", "vl-convert-python")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -98,6 +122,43 @@ class Bar:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Bin:
+    """One bin of a histogram: the rows whose value lies in ``[low, high)``.
+
+    Attributes:
+        low, high: the bin's edges (days since 1970-01-01 for dates).
+        count: rows in it.
+        merged: bins of the round width it is made of (more than 1 when small
+            bins were merged into it; 0 for a released interval).
+    """
+
+    low: float
+    high: float
+    count: int
+    merged: int = 1
+
+    def __post_init__(self) -> None:
+        if not self.low < self.high or self.count < 0 or self.merged < 0:
+            raise ValueError("a bin needs low < high and no negative count")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Histogram:
+    """Counts of a number or date column over bins, left to right.
+
+    Attributes:
+        scale: ``number`` or ``date`` (edges in days since 1970-01-01).
+        bins: the bins, in order; they do not overlap.
+        not_drawn: rows in no bin: missing values (input), or released as
+            ``*`` or missing (release).
+    """
+
+    scale: Literal["number", "date"]
+    bins: tuple[Bin, ...]
+    not_drawn: int
+
+
+@dataclass(frozen=True, kw_only=True)
 class QiDistribution:
     """One quasi-identifier before (input, aggregated) and after (release).
 
@@ -107,6 +168,10 @@ class QiDistribution:
         before: bars of the input, small cells merged.
         after: bars of the released values.
         suppressed_cells: released cells holding ``*``.
+        histogram_before: for a number or date column, the input over bins
+            of at least k rows each (:func:`histogram`); None otherwise.
+        histogram_after: the release over the same scale, None when its
+            values are neither numbers, dates nor intervals of them.
     """
 
     column: str
@@ -114,6 +179,81 @@ class QiDistribution:
     before: tuple[Bar, ...]
     after: tuple[Bar, ...]
     suppressed_cells: int
+    histogram_before: Histogram | None = None
+    histogram_after: Histogram | None = None
+
+
+Status = Literal["satisfies", "fails", "not checked"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class LatticeNode:
+    """One node of the lattice figure.
+
+    Attributes:
+        levels: the distance vector (one level per quasi-identifier).
+        status: ``satisfies`` or ``fails`` (the models within the suppression
+            limit), or ``not checked`` (decided by the search without a check).
+        score: the metric's score when the node was checked with a metric.
+        checked_for_report: checked after the search, for the report only.
+        released, optimum, minimal: the released node; the optimum over the
+            whole lattice and the minimal satisfying nodes (known only when
+            every node was decided, ``check_lattice``).
+        relation: ``released``, ``below`` (a direct specialization of it) or
+            ``above`` (a direct generalization) in the view around the
+            released node; empty in the view of the whole lattice.
+    """
+
+    levels: Node
+    status: Status
+    score: float | None = None
+    checked_for_report: bool = False
+    released: bool = False
+    optimum: bool = False
+    minimal: bool = False
+    relation: str = ""
+
+    @property
+    def height(self) -> int:
+        """The sum of the levels."""
+        return sum(self.levels)
+
+
+@dataclass(frozen=True, kw_only=True)
+class HeightCounts:
+    """Nodes of one height by status (the per-height view of a large lattice)."""
+
+    height: int
+    satisfies: int
+    fails: int
+    not_checked: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class LatticeView:
+    """What the lattice figure shows.
+
+    A lattice of at most :data:`MAX_DRAWN_LATTICE` nodes is drawn whole
+    (``whole``); a larger one per height (``per_height``) and around the
+    released node: it, its direct specializations and generalizations.
+
+    Attributes:
+        names: the quasi-identifiers, in the vectors' order.
+        size: nodes in the lattice.
+        whole: whether ``nodes`` is every node of the lattice.
+        nodes: the nodes drawn.
+        edges: pairs of indices into ``nodes``, a node and a direct generalization.
+        per_height: nodes by height and status, over the whole lattice.
+        extra_checks: nodes checked for the report only (``check_lattice``).
+    """
+
+    names: tuple[str, ...]
+    size: int
+    whole: bool
+    nodes: tuple[LatticeNode, ...]
+    edges: tuple[tuple[int, int], ...]
+    per_height: tuple[HeightCounts, ...]
+    extra_checks: int
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -136,8 +276,10 @@ class ReportContent:
             release on the quasi-identifiers (after is None when nothing is
             released).
         risk_bands: share of records per class-size band, before and after.
-        explored: every node of a small lattice, None without one.
-        per_height: per-height summary when the lattice is too large to draw.
+        explored: every node of the lattice decided, when asked for
+            (``check_lattice``) and the lattice is small enough; else None.
+        per_height: per-height summary of what the search checked.
+        lattice: the lattice figure's nodes, None without a lattice search.
         fingerprints: input, written files, hierarchies (the page shows only
             those whose ``on_page`` is set: :mod:`kanonym.report.fingerprints`).
         versions: package -> version.
@@ -150,6 +292,7 @@ class ReportContent:
     risk_bands: tuple[RiskBand, ...]
     explored: ExploredLattice | None
     per_height: tuple[HeightSummary, ...]
+    lattice: LatticeView | None
     fingerprints: tuple[Fingerprint, ...]
     versions: Mapping[str, str]
 
@@ -217,9 +360,183 @@ def aggregate(
     return tuple(bars)
 
 
+_NICE = (1, 2, 5, 10)
+# Calendar widths of date bins, finest first: (numpy unit, multiple).
+_DATE_WIDTHS = (
+    ("D", 1),
+    ("D", 7),
+    ("M", 1),
+    ("M", 3),
+    ("M", 6),
+    ("Y", 1),
+    ("Y", 2),
+    ("Y", 5),
+    ("Y", 10),
+    ("Y", 20),
+    ("Y", 50),
+    ("Y", 100),
+    ("Y", 1000),
+)
+
+
+def _number_edges(low: float, high: float, max_bins: int) -> npt.NDArray[np.float64]:
+    """Round edges, 1, 2 or 5 times a power of ten apart, covering [low, high]."""
+    raw = (high - low) / max_bins if high > low else 1.0
+    power = 10.0 ** math.floor(math.log10(raw))
+    width = next(m * power for m in _NICE if m * power >= raw)
+    start = math.floor(low / width) * width
+    n = math.floor((high - start) / width) + 1
+    # Rounded so that 0.1 steps print as 0.3, not 0.30000000000000004.
+    return np.round(start + width * np.arange(n + 1), 10)
+
+
+def _date_edges(low: int, high: int, max_bins: int) -> npt.NDArray[np.float64]:
+    """Edges at calendar boundaries (days, weeks, months, years) covering [low, high] days."""
+    span = np.array([low, high], dtype="datetime64[D]")
+    for unit, width in _DATE_WIDTHS:
+        first, last = (int(x) for x in span.astype(f"datetime64[{unit}]").astype(np.int64))
+        start, stop = first // width * width, last // width * width + width
+        if (stop - start) // width <= max_bins:
+            break
+    edges = np.arange(start, stop + 1, width).astype(f"datetime64[{unit}]")
+    return edges.astype("datetime64[D]").astype(np.float64)
+
+
+def histogram(
+    values: Sequence[float] | npt.NDArray[np.float64],
+    *,
+    min_count: int,
+    scale: Literal["number", "date"] = "number",
+    max_bins: int = MAX_BINS,
+) -> tuple[Bin, ...]:
+    """``values`` counted over bins of a round width, each bin holding at least ``min_count``.
+
+    Bins are ``[low, high)``, at most about ``max_bins`` of them, their width
+    1, 2 or 5 times a power of ten (numbers) or a number of days, months or
+    years (dates, given as days since 1970-01-01), edges multiples of it. Then,
+    while a bin holds fewer than ``min_count`` rows, the smallest such bin
+    (leftmost on ties) is merged with its smaller neighbour (the left one on
+    ties): with ``min_count`` = k no bin shows fewer than k rows. Nothing is
+    returned when all the values together are fewer than ``min_count``.
+
+    Example (k = 3: the bins of 70 and of nobody join their neighbours):
+        >>> ages = [21, 23, 24, 25, 33, 35, 38, 41, 42, 44, 47, 52, 55, 58, 70]
+        >>> [(b.low, b.high, b.count) for b in histogram(ages, min_count=3, max_bins=6)]
+        [(20.0, 30.0, 4), (30.0, 40.0, 3), (40.0, 50.0, 4), (50.0, 80.0, 4)]
+    """
+    if min_count < 1 or max_bins < 1:
+        raise ValueError("min_count and max_bins must be >= 1")
+    data = np.asarray(values, dtype=np.float64)
+    if len(data) < min_count or len(data) == 0:
+        return ()
+    low, high = float(data.min()), float(data.max())
+    edges = (
+        _date_edges(int(low), int(high), max_bins)
+        if scale == "date"
+        else _number_edges(low, high, max_bins)
+    )
+    where = np.clip(np.searchsorted(edges, data, side="right") - 1, 0, len(edges) - 2)
+    counts = np.bincount(where, minlength=len(edges) - 1)
+    # [low, high, count, bins merged]
+    bins = [[float(edges[i]), float(edges[i + 1]), int(n), 1] for i, n in enumerate(counts)]
+    while len(bins) > 1:
+        small = [i for i, b in enumerate(bins) if b[2] < min_count]
+        if not small:
+            break
+        i = min(small, key=lambda j: (bins[j][2], j))
+        first = i if i == 0 or (i < len(bins) - 1 and bins[i + 1][2] < bins[i - 1][2]) else i - 1
+        left, right = bins[first], bins[first + 1]
+        bins[first : first + 2] = [[left[0], right[1], left[2] + right[2], left[3] + right[3]]]
+    return tuple(Bin(low=b[0], high=b[1], count=int(b[2]), merged=int(b[3])) for b in bins)
+
+
+def _scale_of(
+    values: pl.Series,
+) -> tuple[Literal["number", "date"], npt.NDArray[np.float64]] | None:
+    """Whether every present value is a number, or a date; with the values (dates as days)."""
+    present = values.cast(pl.String).drop_nulls()
+    if present.len() == 0:
+        return None
+    numbers = present.str.strip_chars().cast(pl.Float64, strict=False)
+    if numbers.null_count() == 0 and bool(numbers.is_finite().all()):
+        return "number", numbers.to_numpy()
+    try:
+        dates = present.str.to_date(strict=False)
+    except pl.exceptions.PolarsError:  # no date format fits the first value
+        return None
+    if dates.null_count() == 0:
+        return "date", dates.cast(pl.Int32).to_numpy().astype(np.float64)
+    return None
+
+
+_INCLUSIVE = re.compile(r"(-?\d+)-(-?\d+)")
+_HALF_OPEN = re.compile(r"\[([^,\[\]]+), ([^,\[\]]+)\)")
+_MONTH = re.compile(r"(\d{4})-(\d{2})")
+_YEARS = re.compile(r"(\d{4})-(\d{4})")
+_YEAR = re.compile(r"\d{4}")
+_EPOCH = datetime.date(1970, 1, 1)
+
+
+def _days(year: int, month: int = 1) -> float:
+    return float((datetime.date(year, month, 1) - _EPOCH).days)
+
+
+def _span(label: str, scale: Literal["number", "date"]) -> tuple[float, float] | None:
+    """The ``[low, high)`` a released interval label covers, None if it is not one.
+
+    The labels of kanonym's interval and date hierarchies (``30-39``,
+    ``[30, 40)``; ``1980-05``, ``1980``, ``1980-1989``).
+    """
+    if scale == "number":
+        if found := _INCLUSIVE.fullmatch(label):
+            return float(found[1]), float(found[2]) + 1
+        if found := _HALF_OPEN.fullmatch(label):
+            try:
+                return float(found[1]), float(found[2])
+            except ValueError:
+                return None
+        return None
+    if (found := _MONTH.fullmatch(label)) and 1 <= int(found[2]) <= 12:
+        year, month = int(found[1]), int(found[2])
+        return _days(year, month), _days(year + month // 12, month % 12 + 1)
+    if found := _YEARS.fullmatch(label):
+        return _days(int(found[1])), _days(int(found[2]) + 1)
+    if _YEAR.fullmatch(label):
+        return _days(int(label)), _days(int(label) + 1)
+    return None
+
+
+def _released_histogram(released: pl.Series, scale: Literal["number", "date"]) -> Histogram | None:
+    """The released values over the input's scale: intervals as they are, values binned."""
+    counts = released.rename("value").value_counts(name="n")
+    drawn = {
+        v: int(n)
+        for v, n in zip(counts["value"].to_list(), counts["n"].to_list(), strict=True)
+        if v is not None and v != SUPPRESSED
+    }
+    not_drawn = released.len() - sum(drawn.values())
+    if not drawn:
+        return Histogram(scale=scale, bins=(), not_drawn=not_drawn)
+    spans = {label: _span(label, scale) for label in drawn}
+    if all(span is not None for span in spans.values()):
+        ordered = sorted((span, drawn[label]) for label, span in spans.items() if span)
+        if any(a[0][1] > b[0][0] for a, b in itertools.pairwise(ordered)):
+            return None  # overlapping intervals: not one histogram
+        bins = tuple(Bin(low=s[0], high=s[1], count=n, merged=0) for s, n in ordered)
+        return Histogram(scale=scale, bins=bins, not_drawn=not_drawn)
+    found = _scale_of(pl.Series(list(drawn), dtype=pl.String))
+    if found is None or found[0] != scale:
+        return None
+    points = np.repeat(found[1], list(drawn.values()))
+    return Histogram(
+        scale=scale, bins=histogram(points, min_count=1, scale=scale), not_drawn=not_drawn
+    )
+
+
 def _distributions(result: Result) -> tuple[QiDistribution, ...]:
     levels = result.transformation or {}
     source = None if result.input_table is None else result.input_table.frame
+    k = result.config.k
     found = []
     for name in result.config.hierarchies:
         hierarchy = result.hierarchies.get(name)
@@ -228,6 +545,21 @@ def _distributions(result: Result) -> tuple[QiDistribution, ...]:
         after_order = (
             hierarchy.level_values(level) if hierarchy is not None and level is not None else ()
         )
+        # A masked code (a ZIP) is digits, not a quantity: its values stay bars.
+        scaled = (
+            None
+            if source is None or (hierarchy is not None and hierarchy.name == "mask")
+            else _scale_of(source.get_column(name))
+        )
+        before_histogram = after_histogram = None
+        if scaled is not None:
+            scale, values = scaled
+            before_histogram = Histogram(
+                scale=scale,
+                bins=histogram(values, min_count=k, scale=scale),
+                not_drawn=source.height - len(values) if source is not None else 0,
+            )
+            after_histogram = _released_histogram(released, scale)
         found.append(
             QiDistribution(
                 column=name,
@@ -236,11 +568,13 @@ def _distributions(result: Result) -> tuple[QiDistribution, ...]:
                 if source is None
                 else aggregate(
                     source.get_column(name),
-                    min_count=result.config.k,
+                    min_count=k,
                     order=() if hierarchy is None else hierarchy.leaves,
                 ),
                 after=aggregate(released, min_count=1, order=after_order),
                 suppressed_cells=int((released == SUPPRESSED).sum()),
+                histogram_before=before_histogram,
+                histogram_after=after_histogram,
             )
         )
     return tuple(found)
@@ -287,7 +621,7 @@ def versions() -> dict[str, str]:
 
     Example:
         >>> sorted(versions())[:3]
-        ['kanonym', 'matplotlib', 'numba']
+        ['kanonym', 'numba', 'numpy']
     """
     found = {"kanonym": __version__, "python": platform.python_version()}
     for package in VERSIONED_PACKAGES:
@@ -302,17 +636,143 @@ def _risk(frame: pl.DataFrame | None, qis: Sequence[str]) -> RiskSummary | None:
     return None if frame is None or frame.height == 0 else risk(frame, qis)
 
 
+def _node_scores(trace: SearchTrace) -> dict[Node, float]:
+    """The metric's score of every node checked (by the search, or for the report)."""
+    found: dict[Node, float] = {}
+    if trace.scores is not None:
+        for row, score in zip(trace.checked.tolist(), trace.scores.tolist(), strict=True):
+            if not math.isnan(score):
+                found[tuple(row)] = score
+    if trace.evaluator is not None:
+        for evaluation in trace.evaluator.evaluated():
+            if evaluation.score is not None:
+                found[evaluation.node] = evaluation.score
+    return found
+
+
+def lattice_view(trace: SearchTrace, explored: ExploredLattice | None = None) -> LatticeView:
+    """The lattice figure's content: every node of a small lattice, else per height and
+    around the released node (:class:`LatticeView`).
+
+    A node the search did not check is ``not checked`` unless ``explored``
+    (:meth:`~kanonym.search.trace.SearchTrace.explore`) decided it.
+
+    Example (the 2 x 3 lattice of race and ZIP, Samarati 2001):
+        >>> import numpy as np
+        >>> from kanonym.lattice import Lattice
+        >>> trace = SearchTrace(lattice=Lattice((1, 2)), names=("race", "zip"),
+        ...     checked=np.array([[0, 1], [0, 2]], dtype=np.int16),
+        ...     satisfied=np.array([False, True]), solutions=((0, 2),), policy=None,
+        ...     evaluator=None)
+        >>> view = lattice_view(trace)
+        >>> view.whole, [(n.levels, n.status) for n in view.nodes][:3]
+        (True, [((0, 0), 'not checked'), ((0, 1), 'fails'), ((0, 2), 'satisfies')])
+        >>> [(h.height, h.satisfies, h.fails, h.not_checked) for h in view.per_height]
+        [(0, 0, 0, 1), (1, 0, 1, 1), (2, 1, 0, 1), (3, 0, 0, 1)]
+    """
+    lattice = trace.lattice
+    scores = _node_scores(trace)
+    outcome = {
+        tuple(row): bool(ok)
+        for row, ok in zip(trace.checked.tolist(), trace.satisfied.tolist(), strict=True)
+    }
+    optimum = None if explored is None else explored.optimum
+
+    def node(levels: Node, relation: str = "") -> LatticeNode:
+        status: Status
+        by_report = False
+        if levels in outcome:
+            status = "satisfies" if outcome[levels] else "fails"
+        elif explored is not None:
+            status = "satisfies" if explored.satisfied[lattice.index(levels)] else "fails"
+            by_report = True
+        else:
+            status = "not checked"
+        return LatticeNode(
+            levels=levels,
+            status=status,
+            score=scores.get(levels),
+            checked_for_report=by_report,
+            released=levels == trace.chosen,
+            optimum=levels == optimum,
+            minimal=explored is not None and bool(explored.minimal[lattice.index(levels)]),
+            relation=relation,
+        )
+
+    if explored is not None:
+        heights = lattice.node_heights.astype(np.int64) - lattice.min_height
+        size = lattice.max_height - lattice.min_height + 1
+        ok = np.bincount(heights[explored.satisfied], minlength=size)
+        all_nodes = np.bincount(heights, minlength=size)
+        per_height = tuple(
+            HeightCounts(
+                height=lattice.min_height + h,
+                satisfies=int(ok[h]),
+                fails=int(all_nodes[h] - ok[h]),
+                not_checked=0,
+            )
+            for h in range(size)
+        )
+    else:
+        per_height = tuple(
+            HeightCounts(
+                height=row.height,
+                satisfies=row.satisfied,
+                fails=row.checked - row.satisfied,
+                not_checked=row.nodes - row.checked,
+            )
+            for row in trace.per_height()
+        )
+    if lattice.size <= MAX_DRAWN_LATTICE:
+        nodes = tuple(node(lattice.node(i)) for i in range(lattice.size))
+        edges = tuple(
+            (i, i + stride)
+            for axis, stride in enumerate(lattice.strides)
+            for i in np.flatnonzero(lattice.levels[:, axis] < lattice.heights[axis]).tolist()
+        )
+    else:
+        chosen = trace.chosen
+        below, above = lattice.predecessors(chosen), lattice.successors(chosen)
+        nodes = (
+            *(node(n, "below") for n in below),
+            node(chosen, "released"),
+            *(node(n, "above") for n in above),
+        )
+        released = len(below)
+        edges = (
+            *((i, released) for i in range(len(below))),
+            *((released, released + 1 + i) for i in range(len(above))),
+        )
+    return LatticeView(
+        names=trace.names,
+        size=lattice.size,
+        whole=lattice.size <= MAX_DRAWN_LATTICE,
+        nodes=nodes,
+        edges=edges,
+        per_height=per_height,
+        extra_checks=0 if explored is None else explored.extra_checks,
+    )
+
+
 def gather(
     result: Result,
     *,
     written: Sequence[WrittenFile] = (),
     on_step: Callable[[str], None] | None = None,
+    check_lattice: bool = False,
 ) -> ReportContent:
     """Compute what the report shows for ``result``.
 
     ``written`` holds the files written with it, release first then the JSON
     report, as ``(path, bytes)``, to fingerprint them. ``on_step`` is told, in
     a few words, each step that may take a while (for a progress line).
+
+    The lattice figure shows what the search checked. With ``check_lattice``
+    (and a lattice of at most :data:`~kanonym.search.trace.MAX_DRAWN_NODES`),
+    the nodes it did not check are checked too, after the search and with its
+    models and limit, so that every node's outcome, the minimal nodes and the
+    optimum over the whole lattice can be shown: on a large table that is
+    most of the report's time, hence off by default.
     """
     step = on_step or (lambda _: None)
     qis = list(result.config.hierarchies)
@@ -321,9 +781,7 @@ def gather(
     after = _risk(result.table, qis)
     trace = result.search
     explored = None
-    if trace is not None and trace.evaluator is not None:
-        # The lattice figure shows every node: those the search skipped are checked now,
-        # which on a large table is most of the report's time.
+    if check_lattice and trace is not None and trace.evaluator is not None:
         unchecked = trace.lattice.size - len(trace.checked)
         step(f"lattice: checking {unchecked:,} more nodes")
         explored = trace.explore()
@@ -334,7 +792,8 @@ def gather(
         risk_after=after,
         risk_bands=_risk_bands(before, after),
         explored=explored,
-        per_height=() if trace is None or explored is not None else tuple(trace.per_height()),
+        per_height=() if trace is None else tuple(trace.per_height()),
+        lattice=None if trace is None else lattice_view(trace, explored),
         fingerprints=tuple(all_fingerprints(result, written)),
         versions=versions(),
     )

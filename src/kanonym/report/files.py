@@ -35,6 +35,7 @@ def payloads(
     report_html: str | Path | None = None,
     report_extra: Mapping[str, object] | None = None,
     published: bool = False,
+    check_lattice: bool = False,
 ) -> list[tuple[Path, bytes]]:
     """The files a release writes, as ``(path, bytes)``: the release, then the reports.
 
@@ -45,8 +46,15 @@ def payloads(
     ``report_extra`` holds keys added at the end of the JSON report (the
     ledger's ``ledger`` object). Sets the report's ``timings.write`` (the time
     spent serializing the release). Reports the ``writing`` and ``drawing
-    report`` stages to the result's ``on_progress``.
+    report`` stages to the result's ``on_progress``. ``check_lattice``: as
+    for :func:`kanonym.report.render_html`.
     """
+    if report_html is not None:
+        from kanonym.figures.render import start_workers
+
+        # The processes that draw the figures start (a few tenths of a second) while the
+        # release and the JSON report are serialized and the page's content gathered.
+        start_workers()
     files: list[tuple[Path, bytes]] = []
     release: WrittenFile
     if published:
@@ -74,8 +82,13 @@ def payloads(
         files.append((Path(report), render_json(document)))
         written.append(files[-1])
     if report_html is not None:
-        from kanonym.report.html import render_html  # draws with matplotlib, an extra
+        from kanonym.report.html import render_html  # renders with vl-convert, an extra
 
-        page = render_html(result, written=written, on_progress=result.on_progress)
+        page = render_html(
+            result,
+            written=written,
+            on_progress=result.on_progress,
+            check_lattice=check_lattice,
+        )
         files.append((Path(report_html), page))
     return files

@@ -7,13 +7,16 @@ other file or address, laid out to print. Its sections (ids in
 files (never of the input: :mod:`kanonym.report.fingerprints`), versions,
 per-quasi-identifier distributions before and after, class sizes of the
 release, the generalization lattice (every node when it has at most
-:data:`~kanonym.search.trace.MAX_DRAWN_NODES`, else a per-height summary; a
-per-class summary when no lattice search ran), re-identification risk before
+:data:`~kanonym.report.content.MAX_DRAWN_LATTICE`, else per height and around
+the released node; a per-class summary when no lattice search ran),
+re-identification risk before
 and after (:func:`kanonym.risk`), utility metrics, timings, and the rules by
 which the page itself discloses nothing (:mod:`kanonym.report.content`).
 
-:func:`figures` returns the same figures as matplotlib objects, for notebooks.
-matplotlib is the ``report`` extra; without it both raise
+:func:`figures` returns the same figures as Vega-Lite specifications, for
+notebooks and the workbench (:mod:`kanonym.report.charts`); the page renders
+them to SVG with ``vl-convert`` (:func:`kanonym.figures.render.to_svg`), the
+``report`` extra: without it :func:`render_html` raises
 :class:`~kanonym.errors.InputError` saying what to install.
 
 Example:
@@ -33,17 +36,20 @@ from __future__ import annotations
 import datetime
 import functools
 import html
-import importlib
 import math
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from kanonym.attacks import RiskSummary
-from kanonym.errors import InputError
+from kanonym.figures import Spec
+from kanonym.figures.render import render_all
+from kanonym.figures.render import require_vl_convert as require_vl_convert
 from kanonym.models import model_spec
+from kanonym.report import charts
 from kanonym.report.content import (
     MAX_BARS,
+    MAX_DRAWN_LATTICE,
     MISSING,
     SUPPRESSED,
     ReportContent,
@@ -53,11 +59,8 @@ from kanonym.report.content import (
 )
 from kanonym.report.fingerprints import WrittenFile
 from kanonym.search.base import Progress
-from kanonym.search.trace import MAX_DRAWN_NODES
 
 if TYPE_CHECKING:
-    from matplotlib.figure import Figure
-
     from kanonym.result import Result
 
 SECTIONS = (
@@ -123,62 +126,50 @@ svg { max-width: 100%; height: auto; }
 """
 
 
-def require_matplotlib() -> None:
-    """Raise a one-line :class:`InputError` unless matplotlib can be imported."""
-    try:
-        importlib.import_module("matplotlib")
-    except ImportError:
-        raise InputError(
-            "the HTML report needs matplotlib, which is not installed: "
-            "pip install 'kanonym[report]'"
-        ) from None
-
-
-def _figure_makers(content: ReportContent) -> dict[str, Callable[[], Figure]]:
-    """Each figure of the report, by name, as a function that draws it.
-
-    Drawn one at a time so that a progress report can name the figure being drawn.
-    """
-    from kanonym.report import charts  # matplotlib: only once it is known to be there
-
-    result = content.result
-    k = result.config.k
-    makers: dict[str, Callable[[], Figure]] = {
+def _figure_makers(content: ReportContent) -> dict[str, Callable[[], Spec]]:
+    """Each figure of the report, by name, as a function that builds its spec."""
+    k = content.result.config.k
+    makers: dict[str, Callable[[], Spec]] = {
         f"distribution:{d.column}": functools.partial(charts.distribution_figure, d, k=k)
         for d in content.distributions
     }
     makers["class_sizes"] = functools.partial(charts.class_size_figure, content.class_sizes, k=k)
-    if content.explored is not None and result.search is not None:
-        makers["lattice"] = functools.partial(
-            charts.lattice_figure, content.explored, result.search.names
-        )
-    elif content.per_height:
-        makers["lattice_heights"] = functools.partial(charts.height_figure, content.per_height)
+    view = content.lattice
+    if view is not None and view.whole:
+        makers["lattice"] = functools.partial(charts.lattice_figure, view)
+    elif view is not None:
+        makers["lattice_heights"] = functools.partial(charts.height_figure, view)
     if content.risk_bands:
         makers["risk"] = functools.partial(charts.risk_figure, content.risk_bands)
     return makers
 
 
-def _figures(content: ReportContent) -> dict[str, Figure]:
-    return {name: make() for name, make in _figure_makers(content).items()}
+def figures(result: Result, *, check_lattice: bool = False) -> dict[str, Spec]:
+    """The report's figures for ``result``, as Vega-Lite specifications (plain dicts).
 
+    Keys: ``distribution:COL`` per quasi-identifier (histograms of numbers
+    and dates, bars of other values, input beside release, no input bar or
+    bin under k rows), ``class_sizes``, ``lattice`` (every node, on lattices
+    of at most :data:`~kanonym.report.content.MAX_DRAWN_LATTICE` nodes) or
+    ``lattice_heights`` (per height and around the released node, larger
+    ones; neither without a lattice search) and ``risk`` (records by class
+    size before and after; absent without the input). ``check_lattice``: as
+    for :func:`render_html`. Draw one with
+    :func:`kanonym.figures.render.to_svg`, or live with vega-embed.
 
-def figures(result: Result) -> dict[str, Figure]:
-    """The report's figures for ``result``, as matplotlib figures (for notebooks).
-
-    Keys: ``distribution:COL`` per quasi-identifier (input counts with small
-    cells merged, beside the release's), ``class_sizes``, ``lattice`` (every
-    node, on lattices of at most 3,000 nodes) or ``lattice_heights`` (per
-    height, larger ones; neither without a lattice search) and ``risk``
-    (records by class size before and after; absent without the input).
-    Figures are made without pyplot: show one in a notebook by leaving it as a
-    cell's value, or save it with ``figure.savefig(path)``.
-
-    Raises:
-        InputError: matplotlib is not installed.
+    Example:
+        >>> import polars as pl
+        >>> from kanonym.release import anonymize
+        >>> table = pl.DataFrame({"age": ["31", "33", "35", "38", "42", "44"]})
+        >>> result = anonymize(table, quasi_identifiers={"age": "interval:10"}, k=2, seed=1)
+        >>> release = figures(result)["distribution:age"]["hconcat"][1]
+        >>> [(row["interval"], row["rows"]) for row in release["data"]["values"]]
+        [('[30, 40)', 4), ('[40, 50)', 2)]
     """
-    require_matplotlib()
-    return _figures(gather(result))
+    return {
+        name: make()
+        for name, make in _figure_makers(gather(result, check_lattice=check_lattice)).items()
+    }
 
 
 def render_html(
@@ -186,34 +177,38 @@ def render_html(
     *,
     written: Sequence[WrittenFile] = (),
     on_progress: Callable[[Progress], None] | None = None,
+    check_lattice: bool = False,
 ) -> bytes:
     """The HTML report of ``result`` as UTF-8 bytes.
 
     ``written`` holds the files written with it as ``(path, bytes)``, the
     release first and then the JSON report, whose SHA-256 it shows.
     ``on_progress`` receives a ``drawing report`` :class:`~kanonym.search.Progress`
-    for each step: the risk measures, the lattice's unchecked nodes (checked
-    for its figure), then figure i of n.
+    for each step: the risk measures, the lattice's unchecked nodes when
+    ``check_lattice``, then figure i of n.
+
+    The lattice figure shows the nodes the search checked; with
+    ``check_lattice`` the others are checked too, for the report only
+    (:func:`kanonym.report.content.gather`).
 
     Raises:
-        InputError: matplotlib is not installed.
+        InputError: ``vl-convert`` is not installed.
     """
-    require_matplotlib()
+    require_vl_convert()
     started = time.perf_counter()
 
     def step(detail: str, done: int = 0, total: int | None = None) -> None:
         if on_progress is not None:
             on_progress(Progress.of_stage(_DRAWING, detail=detail, done=done, total=total))
 
-    content = gather(result, written=written, on_step=step)
-    from kanonym.report import charts
-
-    makers = _figure_makers(content)
+    content = gather(result, written=written, on_step=step, check_lattice=check_lattice)
+    specs = {name: make() for name, make in _figure_makers(content).items()}
     drawn: dict[str, str] = {}
-    for done, (name, make) in enumerate(makers.items()):
-        step(f"figure {name}", done, len(makers))
-        drawn[name] = charts.svg(make(), salt=name)
-    step("page", len(makers), len(makers))
+    svgs = render_all(list(specs.values()))
+    for done, name in enumerate(specs):
+        step(f"figure {name}", done, len(specs))
+        drawn[name] = next(svgs)
+    step("page", len(specs), len(specs))
     page = _Page(content, drawn, output=str(written[0][0]) if written else None)
     return page.render(time.perf_counter() - started).encode("utf-8")
 
@@ -532,6 +527,9 @@ class _Page:
             f"{_e(', '.join(trace.names))}); the search checked {checked:,} and released "
             f"<code>{_vector(trace.chosen)}</code>.</p>"
         )
+        view = content.lattice
+        assert view is not None  # a lattice search always leaves its view
+        parts = [intro]
         if explored is not None:
             minimal = [explored.lattice.node(int(i)) for i in explored.minimal.nonzero()[0]]
             listed = ", ".join(f"<code>{_vector(n)}</code>" for n in minimal[:_MAX_LISTED_NODES])
@@ -542,39 +540,62 @@ class _Page:
             )
             extra = (
                 f"To mark every minimal node, {explored.extra_checks:,} nodes the search did not "
-                "need were checked for this report, after the search and with the same models "
-                "and limit; they did not influence the release."
+                "need were checked for this report (check_lattice), after the search and with "
+                "the same models and limit; they did not influence the release."
                 if explored.extra_checks
                 else "The search checked every node."
             )
-            return (
-                intro + f"\n<p>Minimal satisfying nodes ({len(minimal)}): {listed}{more}. "
+            parts.append(
+                f"<p>Minimal satisfying nodes ({len(minimal)}): {listed}{more}. "
                 f"Optimum over the whole lattice: <code>{_vector(explored.optimum)}</code>"
-                f"{' (the released node)' if explored.optimum == explored.chosen else ''}.</p>\n"
-                f'<p class="note">{_e(extra)}</p>\n'
-                + self._figure(
-                    "lattice",
-                    "Nodes by height (sum of levels). Filled: checked by the search; hollow: "
-                    "decided without a check (by monotonicity or a metric bound, or off a "
-                    "heuristic's path). Green satisfies the models within the suppression "
-                    "limit, red does not.",
-                )
+                f"{' (the released node)' if explored.optimum == explored.chosen else ''}.</p>"
             )
+            parts.append(f'<p class="note">{_e(extra)}</p>')
+        else:
+            parts.append(
+                '<p class="note">Only what the search checked is shown: nodes it decided without '
+                "a check (by monotonicity or a metric bound, or off a heuristic's path) are "
+                "drawn as not checked. Checking them for the report "
+                "(<code>check_lattice=True</code>) marks every minimal node and the optimum "
+                "over the whole lattice.</p>"
+            )
+        legend = (
+            "Green satisfies the models within the suppression limit, red does not, grey was "
+            "not checked; the released node is squared"
+            + (", the optimum a diamond, minimal nodes ringed" if explored is not None else "")
+            + ". Hovering a node (in a browser) gives its levels, score and status."
+        )
+        if view.whole:
+            parts.append(self._figure("lattice", f"Nodes by height (sum of levels). {legend}"))
+            return "\n".join(parts)
         rows = [
-            (row.height, row.nodes, row.checked, row.satisfied, row.solutions)
-            for row in content.per_height
+            (
+                row.height,
+                row.satisfies + row.fails + row.not_checked,
+                row.satisfies,
+                row.fails,
+                row.not_checked,
+            )
+            for row in view.per_height
         ]
-        return (
-            intro + f'\n<p class="note">More than {MAX_DRAWN_NODES:,} nodes: a summary per height '
-            "instead of the whole lattice (no extra checks were made).</p>\n"
-            + _table(
+        parts.append(
+            f'<p class="note">More than {MAX_DRAWN_LATTICE:,} nodes: drawn per height, and '
+            "around the released node (its direct specializations below it, generalizations "
+            "above it) instead of node by node.</p>"
+        )
+        parts.append(
+            _table(
                 rows,
-                ("height", "nodes", "checked", "checked, satisfying", "solutions"),
+                ("height", "nodes", "satisfying", "failing", "not checked"),
                 numeric=(0, 1, 2, 3, 4),
             )
-            + "\n"
-            + self._figure("lattice_heights", "Nodes, checked nodes and satisfying ones by height.")
         )
+        parts.append(
+            self._figure(
+                "lattice_heights", f"Nodes per height by status; around the released node: {legend}"
+            )
+        )
+        return "\n".join(parts)
 
     def risk(self) -> str:
         before, after = self.content.risk_before, self.content.risk_after

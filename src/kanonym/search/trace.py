@@ -128,6 +128,8 @@ class SearchTrace:
         policy: the preference policy of a policy-ranked search, else None.
         evaluator: the search's evaluator, kept only for lattices of at most
             :data:`MAX_DRAWN_NODES` nodes, to decide the unchecked ones on demand.
+        scores: per checked node, the metric's score (NaN without a metric), for
+            the report's tooltips; None when not recorded.
     """
 
     lattice: Lattice
@@ -137,6 +139,7 @@ class SearchTrace:
     solutions: tuple[Node, ...]
     policy: str | None
     evaluator: NodeEvaluator | None
+    scores: npt.NDArray[np.float64] | None = None
 
     def __post_init__(self) -> None:
         m = len(self.lattice.heights)
@@ -144,6 +147,8 @@ class SearchTrace:
             raise ValueError("names and checked nodes need one entry per quasi-identifier")
         if self.satisfied.shape != (len(self.checked),):
             raise ValueError("satisfied needs one entry per checked node")
+        if self.scores is not None and self.scores.shape != (len(self.checked),):
+            raise ValueError("scores needs one entry per checked node")
         if not self.solutions:
             raise ValueError("a search trace needs the released node")
         if self.evaluator is not None and self.lattice.size > MAX_DRAWN_NODES:
@@ -193,6 +198,10 @@ class SearchTrace:
                 solutions=solutions,
                 policy=policy,
                 evaluator=kept,
+                scores=np.array(
+                    [np.nan if e.score is None else e.score for e in evaluations],
+                    dtype=np.float64,
+                ),
             )
 
         return build

@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
+from kanonym._html import summary_box, table
 from kanonym.errors import VerificationError
 from kanonym.hierarchy import Hierarchy
 from kanonym.verify.rows import verify_rows
@@ -47,6 +48,37 @@ class ClassSizeSummary:
         A table with fewer rows than k is not k-anonymous (unless empty).
         """
         return self.rows_below_k == 0
+
+    def __str__(self) -> str:
+        """Two lines for people: whether the table is k-anonymous, and its classes.
+
+        Example:
+            >>> print(ClassSizeSummary(rows=5, classes=2, smallest_class=2, rows_below_k=0, k=2))
+            2-anonymous: yes
+            5 rows in 2 classes, smallest 2 rows; 0 rows in classes smaller than 2
+        """
+        smallest = "none" if self.smallest_class is None else f"{self.smallest_class:,} rows"
+        return (
+            f"{self.k}-anonymous: {'yes' if self.k_anonymous else 'no'}\n"
+            f"{self.rows:,} rows in {self.classes:,} classes, smallest {smallest}; "
+            f"{self.rows_below_k:,} rows in classes smaller than {self.k}"
+        )
+
+    def _repr_html_(self) -> str:
+        """The counts as an HTML table, for notebooks (every value escaped)."""
+        return summary_box(
+            f"{self.k}-anonymous: {'yes' if self.k_anonymous else 'no'}", self._rows_html()
+        )
+
+    def _rows_html(self) -> str:
+        return table(
+            [
+                ("rows", self.rows),
+                ("classes", self.classes),
+                ("smallest class", self.smallest_class),
+                (f"rows in classes smaller than {self.k}", self.rows_below_k),
+            ]
+        )
 
 
 def measure(frame: pl.DataFrame, columns: Sequence[str], k: int) -> ClassSizeSummary:

@@ -71,6 +71,7 @@ from fractions import Fraction
 
 import polars as pl
 
+from kanonym._html import section, summary_box, table
 from kanonym.errors import InputError
 from kanonym.verify.check import ClassSizeSummary, measure
 from kanonym.verify.classes import class_value_counts, value_counts
@@ -162,6 +163,35 @@ class CheckSummary(ClassSizeSummary):
     """
 
     sensitive: Mapping[str, SensitiveSummary] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        """The class sizes' two lines, then one line per sensitive attribute.
+
+        Example:
+            >>> frame = pl.DataFrame({"zip": ["1", "1"], "disease": ["flu", "cold"]})
+            >>> print(measure_table(frame, ["zip"], 2, ["disease"]))  # doctest: +ELLIPSIS
+            2-anonymous: yes
+            2 rows in 1 classes, smallest 2 rows; 0 rows in classes smaller than 2
+            disease: l distinct 2, l entropy 2, ...
+        """
+        lines = [ClassSizeSummary.__str__(self)]
+        lines.extend(summary.text() for summary in self.sensitive.values())
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        """The counts and each sensitive attribute's measures as HTML tables (escaped)."""
+        measures = table(
+            [
+                (name, key.replace("_", " "), value if value is not None else summary.reasons[key])
+                for name, summary in self.sensitive.items()
+                for key, value in ((key, getattr(summary, key)) for key in KEYS)
+            ],
+            header=("attribute", "measure", "value"),
+        )
+        parts = [self._rows_html()]
+        if self.sensitive:
+            parts.append(section("sensitive attributes", measures))
+        return summary_box(f"{self.k}-anonymous: {'yes' if self.k_anonymous else 'no'}", *parts)
 
     def as_dict(self) -> dict[str, object]:
         """The object ``kanonym check --json`` prints.
