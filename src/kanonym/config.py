@@ -480,7 +480,8 @@ class ReleaseJob:
     input's form decides); ``replace`` lets a table output replace an existing
     table; ``population`` is the table the input was drawn from, for the models
     that judge a class by its population (a file or URL, read by its own
-    default engine).
+    default engine); ``check_lattice`` checks, for the HTML report's lattice
+    figure only, the nodes the search did not need (:meth:`kanonym.Result.write`).
     """
 
     input: Path | str
@@ -492,6 +493,7 @@ class ReleaseJob:
     engine: EngineName | None = None
     replace: bool = False
     population: Path | str | None = None
+    check_lattice: bool = False
 
 
 # Keys of a job file are the long flag names of ``kanonym anonymize``.
@@ -526,6 +528,7 @@ JOB_KEYS = frozenset(
         "categorical",
         "technique",
         "hierarchy-duplicates",
+        "check-lattice",
     }
 )
 
@@ -774,6 +777,13 @@ def job_from_options(
             "such an input (and engine), or a file output"
         )
     replace = opts.boolean("replace")
+    check_lattice = opts.boolean("check-lattice")
+    if check_lattice and report_html is None:
+        # It checks the lattice for the HTML report's figure, and for nothing else.
+        raise InputError(
+            f"{where}: 'check-lattice' checks the lattice for the HTML report only: give "
+            "'report-html' (--report-html) too, or leave it out"
+        )
     folder = isinstance(output, Path) and output.is_dir()
     if published and folder and not replace:
         # Refused before the search, as a file destination's problems are.
@@ -843,6 +853,7 @@ def job_from_options(
         engine=engine,
         replace=replace,
         population=population,
+        check_lattice=check_lattice,
     )
 
 

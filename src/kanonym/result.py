@@ -770,22 +770,22 @@ def _models_html(descriptions: Sequence[Mapping[str, object]], smallest: int | N
 
 
 def _prosecutor(sizes: np.ndarray[Any, np.dtype[Any]]) -> list[tuple[str, object]]:
-    """Prosecutor risk from class sizes (El Emam & Dankar 2008), as :func:`kanonym.risk`.
-
-    A record's risk is 1 / its class size: the highest is 1 / the smallest
-    class, the average the classes over the records; sample uniques are the
-    records alone in their class.
-    """
+    """The rows of the notebook's risk table for classes of ``sizes``: counts, and the
+    prosecutor risk of :func:`kanonym.attacks.measures.prosecutor_risk` (El Emam &
+    Dankar 2008), as :func:`kanonym.risk` measures it; sample uniques are the records
+    alone in their class. Risks are None when nothing is released."""
     # Loaded here: a release shown nowhere needs no attack measure.
     from kanonym.attacks.defaults import DEFAULT_THRESHOLD
+    from kanonym.attacks.measures import prosecutor_risk
 
-    rows = int(sizes.sum())
-    at_risk = int(sizes[1.0 / np.maximum(sizes, 1) > DEFAULT_THRESHOLD].sum())
+    sizes = sizes.astype(np.int64)
+    risk = prosecutor_risk(sizes, threshold=DEFAULT_THRESHOLD)
+    released = bool(sizes.size)
     return [
-        ("records", rows),
+        ("records", int(sizes.sum())),
         ("classes", int(sizes.size)),
         ("sample uniques", int((sizes == 1).sum())),
-        ("highest risk", 1.0 / int(sizes.min()) if sizes.size else None),
-        ("average risk", sizes.size / rows if rows else None),
-        (f"records above risk {DEFAULT_THRESHOLD:g}", at_risk),
+        ("highest risk", risk.highest if released else None),
+        ("average risk", risk.average if released else None),
+        (f"records above risk {DEFAULT_THRESHOLD:g}", risk.records_at_risk),
     ]

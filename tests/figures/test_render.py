@@ -56,3 +56,26 @@ def test_a_spec_no_worker_can_draw_fails_here_with_vl_converts_error() -> None:
     with pytest.raises(ValueError, match="conversion failed"):
         list(render.render_all([{"mark": "nonsense"}]))
     assert render._workers == []
+
+
+def test_a_worker_that_dies_leaves_its_figures_to_this_process() -> None:
+    render.start_workers(2)
+    dead = render._workers[0]
+    dead.kill()
+    dead.wait()
+    specs = [SPEC, {**SPEC, "mark": "point"}, SPEC, {**SPEC, "mark": "point"}]
+    drawn: list[int] = []
+    svgs = render.render_all(specs, on_drawn=drawn.append)
+    assert svgs == [render.to_svg(spec) for spec in specs]
+    assert drawn == [0, 1, 2, 3]
+    assert render._workers == []
+
+
+def test_workers_a_failed_release_did_not_use_are_stopped() -> None:
+    with pytest.raises(RuntimeError), render.figure_workers():
+        workers = list(render._workers)
+        assert workers
+        raise RuntimeError("the search failed before the report")
+    assert render._workers == []
+    assert all(worker.poll() is not None for worker in workers)
+    assert all(worker.stdout is None or worker.stdout.closed for worker in workers)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import tomllib
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -44,3 +45,30 @@ def test_a_comment_heads_the_file() -> None:
 def test_other_values_are_refused() -> None:
     with pytest.raises(InputError, match="cannot write"):
         toml_document({"k": object()})
+
+
+@given(
+    whole=st.integers(-(2**63), 2**63 - 1),
+    number=st.floats(allow_nan=False, allow_infinity=False, width=32),
+    width=st.sampled_from([np.float64, np.float32]),
+)
+def test_numpy_numbers_are_written_as_numbers(whole, number, width) -> None:
+    # repr of a NumPy number is np.float64(2.0), which TOML cannot read.
+    options = {"k": np.int64(whole), "limit": width(number), "on": np.bool_(True).item()}
+    assert tomllib.loads(toml_document(options)) == {
+        "k": whole,
+        "limit": float(width(number)),
+        "on": True,
+    }
+
+
+@given(comment=st.text())
+def test_any_comment_keeps_the_file_valid(comment) -> None:
+    # TOML forbids control characters (but tab) in comments: they are escaped.
+    text = toml_document({"k": 2}, comment=comment)
+    assert tomllib.loads(text) == {"k": 2}
+
+
+def test_a_control_character_in_a_comment_is_escaped() -> None:
+    text = toml_document({"k": 2}, comment="picked\x01 by the sweep")
+    assert text.startswith("# picked\\u0001 by the sweep\n")

@@ -95,3 +95,21 @@ def test_demo_takes_no_input(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 def test_ranges_and_lists() -> None:
     assert parse_ks(["2..4", "10"]) == (2, 3, 4, 10)
     assert parse_limits(["5%", "0", "0.05"]) == (0.05, 0.0)
+
+
+def test_ranges_are_cut_at_the_rows_before_they_are_built() -> None:
+    # A billion-k range would be a billion points: cut at the table's rows first.
+    assert parse_ks(["2..1000000000"], rows=6) == (2, 3, 4, 5, 6)
+    assert parse_ks(["2..4", "9..12", "20"], rows=6) == (2, 3, 4, 9, 20)
+
+
+def test_a_huge_range_sweeps_up_to_the_rows(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = write_patients(tmp_path, rows=12)
+    out = tmp_path / "s.json"
+    args = ["explore", str(source), *ROLES, "--k", "2..1000000000", "--suppression", "0"]
+    assert main([*args, "--json", str(out), "--quiet"]) == 0
+    document = json.loads(out.read_text())
+    assert [p["k"] for p in document["points"]] == list(range(2, 13))
+    assert document["source"].endswith("patients.csv")

@@ -202,3 +202,24 @@ def test_job_toml_keeps_every_option(tmp_path: Path, table: pl.DataFrame) -> Non
     assert dict(config.min_levels) == {"zip": 1}
     assert [m.describe() for m in config.models] == [m.describe() for m in expected.models]
     assert kanonym.anonymize(source, config).transformation == point.transformation
+
+
+def test_a_technique_without_suppression_is_refused_before_any_search(
+    table: pl.DataFrame,
+) -> None:
+    # AG_ suppresses no rows: a limit above 0 is refused up front, not after every k at 0%.
+    template = dataclasses.replace(CONFIG, technique="AG_")
+    heard: list[str] = []
+    with pytest.raises(InputError, match="suppresses no rows") as raised:
+        kanonym.explore(
+            table,
+            template,
+            ks=range(2, 6),
+            suppression_limits=[0.0, 0.05],
+            on_progress=lambda progress: heard.append(progress.stage),
+        )
+    assert "\n" not in str(raised.value) and "`technique='AG_'`" in str(raised.value)
+    assert "searching" not in heard
+    # At 0% alone it sweeps.
+    sweep = kanonym.explore(table, template, ks=[2, 3], suppression_limits=[0.0])
+    assert [p.k for p in sweep.points] == [2, 3]

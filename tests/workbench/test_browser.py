@@ -234,7 +234,7 @@ def _walk(
     walk.shot("hierarchy")
     column = next(iter(hierarchies))
     with page.expect_download() as exported:
-        page.click(f'a[href="/hierarchies/{column}/arx.csv"]')
+        page.click(f'a.export[data-column="{column}"]')
     arx = downloads / "hierarchy.csv"
     exported.value.save_as(arx)
     assert len(arx.read_text().splitlines()) > 1
@@ -287,6 +287,10 @@ def _walk(
     )
     assert page.locator(".figure svg").count() == figures.count()
     walk.shot("results")
+    # A release with warnings is filed only once they are acknowledged.
+    assert page.locator("#warnings").count() == page.locator("#acknowledge").count()
+    if page.locator("#acknowledge").count():
+        page.check("#acknowledge")
     page.click("#file-button")
     page.wait_for_selector("#downloads", timeout=TIMEOUT_MS)
     assert walk.message_errors() == []

@@ -7,11 +7,9 @@ it as a browser (or an attacker's page) would.
 from __future__ import annotations
 
 import os
-import re
 import socket
 import subprocess
 import sys
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,11 +20,7 @@ pytest.importorskip("httpx")
 
 from starlette.applications import Starlette
 from starlette.routing import Route
-
-with warnings.catch_warnings():
-    # Starlette now prefers the httpx2 package but still drives httpx (the dev extra's).
-    warnings.simplefilter("ignore")
-    from starlette.testclient import TestClient
+from tests.workbench.client import BASE, PORT, TestClient, csrf_of
 
 from kanonym.cli.main import _build_parser
 from kanonym.cli.serve import DEFAULT_PORT, non_loopback_warning
@@ -34,8 +28,6 @@ from kanonym.errors import InputError
 from kanonym.workbench import create_app
 from kanonym.workbench.security import inside
 
-PORT = 8765
-BASE = f"http://127.0.0.1:{PORT}"
 TABLE = "zip,age\n02138,34\n02139,36\n02141,41\n02142,45\n"
 
 
@@ -52,9 +44,7 @@ def _signed_in(app: Starlette) -> tuple[TestClient, str]:
     client = _client(app)
     response = client.get(f"/table?token={app.state.guard.token}")
     assert response.status_code == 200
-    match = re.search(r'name="csrf" value="([^"]+)"', response.text)
-    assert match is not None
-    return client, match.group(1)
+    return client, csrf_of(response.text)
 
 
 @pytest.fixture
@@ -275,3 +265,64 @@ def test_serve_without_the_web_extra_names_it(tmp_path: Path) -> None:
     assert process.returncode == 2
     lines = process.stderr.strip().splitlines()
     assert len(lines) == 1 and "pip install 'kanonym[web]'" in lines[0]
+
+
+def test_a_token_or_csrf_that_is_not_ascii_is_403_not_a_crash(workspace: Path) -> None:
+    app = _app(workspace)
+    assert _client(app).get("/?token=%C3%A9").status_code == 403
+    client, csrf = _signed_in(app)
+    refused = client.post("/table/pick", data={"csrf": "é" + csrf, "name": "t.csv"})
+    assert refused.status_code == 403 and "CSRF" in refused.text
+
+
+def test_the_access_token_buys_one_session_only(workspace: Path) -> None:
+    app = _app(workspace)
+    first, _ = _signed_in(app)
+    again = _client(app).get(f"/table?token={app.state.guard.token}")
+    assert again.status_code == 403 and "used already" in again.text
+    assert "restart kanonym serve" in again.text
+    assert first.get("/table").status_code == 200  # the tab it opened goes on
+    # The cookie's name holds the port: another workbench's session does not replace it.
+    assert f"kanonym_session_{PORT}" in first.cookies
+
+
+def test_the_home_folder_and_the_root_are_refused_as_workspace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with pytest.raises(InputError, match=r"may not be / .*dedicated folder"):
+        create_app(Path("/"), port=PORT)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    with pytest.raises(InputError, match="your home folder"):
+        create_app(tmp_path, port=PORT)
+    (tmp_path / "releases").mkdir()
+    create_app(tmp_path / "releases", port=PORT)  # a folder of its own is fine
+    process = subprocess.run(
+        [sys.executable, "-m", "kanonym", "serve", "--port", "1"],
+        cwd=tmp_path,  # the default workspace: the working directory, here the home folder
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "HOME": str(tmp_path)},
+    )
+    assert process.returncode == 2
+    lines = process.stderr.strip().splitlines()
+    assert len(lines) == 1 and "your home folder" in lines[0], process.stderr
+
+
+def test_only_listed_tables_and_written_files_are_served(workspace: Path) -> None:
+    (workspace / ".hidden.csv").write_text(TABLE)
+    (workspace / ".git").mkdir()
+    (workspace / ".git" / "config.csv").write_text(TABLE)
+    (workspace / "ledger.sqlite").write_bytes(b"SQLite format 3\x00")
+    (workspace / "id_rsa").write_text("key")
+    deep = workspace / "a" / "b" / "c" / "d" / "e"
+    deep.mkdir(parents=True)
+    (deep / "deep.csv").write_text(TABLE)
+    client, _ = _signed_in(_app(workspace))
+    for name in (".hidden.csv", ".git/config.csv", "ledger.sqlite", "id_rsa", "a/b/c/d/e/deep.csv"):
+        assert client.get(f"/files/{name}").status_code == 403, name
+    assert client.get("/files/t.csv").text == TABLE
+    listing = client.get("/table").text
+    assert "<option>t.csv</option>" in listing
+    assert ".hidden.csv" not in listing and "config.csv" not in listing
+    assert "deep.csv" not in listing

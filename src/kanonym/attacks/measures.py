@@ -358,6 +358,28 @@ def _attacker(
     )
 
 
+def prosecutor_risk(
+    sizes: npt.NDArray[np.int64], *, threshold: float = DEFAULT_THRESHOLD
+) -> AttackerRisk:
+    """Prosecutor risk of a table whose classes hold ``sizes`` rows (f_j).
+
+    The attacker knows the target is in the table: a record's risk is 1/f_j,
+    the highest 1/min f_j, the average J/n (classes over rows), and the
+    records at risk those whose risk is strictly above ``threshold`` (El Emam
+    & Dankar 2008, "Protecting privacy using k-anonymity", JAMIA 15(5); ARX's
+    risk analysis). It needs only the class sizes, so a search's (the sweep's)
+    and a report's share it with :func:`measure_risk`. No class (nothing
+    released) has risk 0 throughout.
+
+    Example (classes of 2, 5 and 3 rows; a class of five is at 0.2, not above):
+        >>> prosecutor_risk(np.array([2, 5, 3]), threshold=0.2).as_dict()
+        {'highest': 0.5, 'average': 0.3, 'records_at_risk': 5, 'share_at_risk': 0.5}
+    """
+    if not len(sizes):
+        return AttackerRisk(highest=0.0, average=0.0, records_at_risk=0, share_at_risk=0.0)
+    return _attacker(1.0 / sizes, sizes, len(sizes) / float(sizes.sum()), threshold)
+
+
 def check_threshold(threshold: float) -> None:
     """A risk threshold is a probability in (0, 1]; else an InputError.
 
@@ -405,7 +427,7 @@ def measure_risk(
     sizes = classes[CLASS_SIZE].to_numpy().astype(np.int64)
     rows, n_classes = int(sizes.sum()), len(sizes)
     histogram = size_histogram(sizes)
-    prosecutor = _attacker(1.0 / sizes, sizes, n_classes / rows, threshold)
+    prosecutor = prosecutor_risk(sizes, threshold=threshold)
     reasons: dict[str, str] = {}
     journalist: AttackerRisk | None = None
     population_uniques: int | None = None

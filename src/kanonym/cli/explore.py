@@ -29,13 +29,17 @@ from kanonym.cli.jobs import job_options
 from kanonym.config import job_from_options, parse_fraction
 from kanonym.errors import InputError, echo
 from kanonym.hierarchy import DUPLICATES
+from kanonym.io import load
 from kanonym.metrics import DEFAULT_METRIC, METRICS
+from kanonym.sweep import DEFAULT_KS as SWEPT_KS
+from kanonym.sweep import DEFAULT_LIMITS as SWEPT_LIMITS
 from kanonym.sweep import explore
 
 ParserT = TypeVar("ParserT", bound=argparse.ArgumentParser)
 
-DEFAULT_KS = "2..20"
-DEFAULT_LIMITS = "0,2%,5%"
+# The library's defaults, as the flags take them (2..20 and 0,2%,5%).
+DEFAULT_KS = f"{SWEPT_KS.start}..{SWEPT_KS.stop - 1}"
+DEFAULT_LIMITS = ",".join(f"{limit * 100:g}%" if limit else "0" for limit in SWEPT_LIMITS)
 
 # job_options reads every job flag of anonymize; those explore has not are absent.
 _NOT_SWEPT = (
@@ -53,6 +57,7 @@ _NOT_SWEPT = (
     "engine",
     "replace",
     "population",
+    "check_lattice",
 )
 
 # A release job needs an output; the sweep writes no release, so the job it builds
@@ -60,14 +65,14 @@ _NOT_SWEPT = (
 _NO_RELEASE = Path(tempfile.gettempdir()) / "kanonym-explore-writes-no-release.csv"
 
 
-def parse_ks(values: Sequence[str]) -> tuple[int, ...]:
-    """The k of ``--k``: whole numbers, ranges ``A..B`` (both included), comma-separated
-    or not; ascending, each once.
+def k_ranges(values: Sequence[str]) -> list[tuple[int, int]]:
+    """The ranges ``(first, last)`` of ``--k``, both included, a lone k as ``(k, k)``;
+    checked but not expanded (a range may be far longer than any table).
 
     Raises:
-        argparse.ArgumentTypeError: a value is neither.
+        argparse.ArgumentTypeError: a value is neither a whole number nor a range.
     """
-    ks: set[int] = set()
+    ranges: list[tuple[int, int]] = []
     for value in values:
         for item in filter(None, value.split(",")):
             low, dots, high = item.partition("..")
@@ -81,10 +86,32 @@ def parse_ks(values: Sequence[str]) -> tuple[int, ...]:
                 raise argparse.ArgumentTypeError(
                     f"--k {echo(item)}: k is a whole number >= 1 and a range runs upwards (2..20)"
                 )
-            ks.update(range(first, last + 1))
-    if not ks:
+            ranges.append((first, last))
+    if not ranges:
         raise argparse.ArgumentTypeError("--k: give at least one k, e.g. --k 2..20")
-    return tuple(sorted(ks))
+    return ranges
+
+
+def parse_ks(values: Sequence[str], *, rows: int | None = None) -> tuple[int, ...]:
+    """The k of ``--k``: whole numbers, ranges ``A..B`` (both included), comma-separated
+    or not; ascending, each once.
+
+    With ``rows`` (the table's), each range is cut at ``rows`` before it is
+    expanded: no k above the rows has a solution, and ``--k 2..1000000000``
+    would otherwise build a billion points. A range wholly above keeps its
+    first k, and a lone k is kept, to be shown without a solution.
+
+    Example:
+        >>> parse_ks(["2..1000000000", "50..60,80"], rows=5)
+        (2, 3, 4, 5, 50, 80)
+
+    Raises:
+        argparse.ArgumentTypeError: a value is neither.
+    """
+    ranges = k_ranges(values)
+    if rows is not None:
+        ranges = [(first, max(first, min(last, rows))) for first, last in ranges]
+    return tuple(sorted({k for first, last in ranges for k in range(first, last + 1)}))
 
 
 def parse_limits(values: Sequence[str]) -> tuple[float, ...]:
@@ -184,7 +211,8 @@ def add_command(commands: argparse._SubParsersAction[ParserT]) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run ``kanonym explore``; returns the exit status."""
     try:
-        ks, limits = parse_ks(args.ks), parse_limits(args.suppression)
+        # Checked here, expanded once the table's rows are known (parse_ks cuts at them).
+        ranges, limits = k_ranges(args.ks), parse_limits(args.suppression)
     except argparse.ArgumentTypeError as error:
         raise InputError(str(error)) from None
     if args.demo:
@@ -202,9 +230,9 @@ def run(args: argparse.Namespace) -> int:
         require_vl_convert()  # before the sweep, not after it
     options, base_dir, where = job_options(args)
     # The sweep writes no release: a job file's release outputs are not its own.
-    for key in ("report", "report-html", "report_html"):
+    for key in ("report", "report-html", "report_html", "check-lattice", "check_lattice"):
         options.pop(key, None)
-    options.update(k=ks[0], output=str(_NO_RELEASE))
+    options.update(k=min(first for first, _ in ranges), output=str(_NO_RELEASE))
     job = job_from_options(
         options,
         base_dir=base_dir,
@@ -216,10 +244,12 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"{where}: explore reads a CSV or Parquet file into memory; give one")
     if job.population is not None:
         raise InputError(f"{where}: explore sweeps without a population table; leave it out")
+    # Read once, here: its rows bound the k swept before any range is expanded.
+    table = load(job.input, delimiter=job.delimiter)
     sweep = explore(
-        job.input,
+        table,
         job.config,
-        ks=ks,
+        ks=parse_ks(args.ks, rows=table.frame.height),
         suppression_limits=limits,
         risk_threshold=args.risk_threshold,
         delimiter=job.delimiter,

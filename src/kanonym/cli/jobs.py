@@ -59,6 +59,7 @@ _JOB_FLAGS = (
     "engine",
     "replace",
     "population",
+    "check_lattice",
 )
 """The flags that are job options (the ``argparse`` names of job-file keys)."""
 

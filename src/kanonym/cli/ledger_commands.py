@@ -249,6 +249,12 @@ def _release(args: argparse.Namespace) -> int:
         job_file=args.config,
         more_outputs={"ledger": ledger_path if isinstance(ledger_path, Path) else None},
     )
+    if job.check_lattice:
+        # The ledger writes its page in the transaction that records it: no extra checks there.
+        raise InputError(
+            f"{where}: 'check-lattice' is for kanonym anonymize; release draws its lattice "
+            "as the search checked it: leave it out"
+        )
     if job.report_html is not None:
         require_vl_convert()  # before the search, not after it
         start_workers()  # the figures' renderers start while the search runs

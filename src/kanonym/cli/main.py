@@ -363,6 +363,13 @@ def _build_parser() -> _Parser:
         help="write no HTML report, even if the job file names one",
     )
     run.add_argument(
+        "--check-lattice",
+        action="store_true",
+        default=None,
+        help="check, for the HTML report's lattice figure, the nodes the search skipped "
+        "(minimal nodes and the optimum shown; slow on a large table)",
+    )
+    run.add_argument(
         "--unset",
         nargs="+",
         action="extend",

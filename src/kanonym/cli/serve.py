@@ -3,7 +3,9 @@
 It needs the ``web`` extra; without it the command says so in one line and
 exits 2. The server listens on 127.0.0.1 unless ``--host`` says otherwise,
 which prints a warning: anyone who can reach the port and learns the token
-could read the tables in the workspace.
+could read the tables in the workspace. The workspace may be neither the
+home folder nor the root (:func:`kanonym.workbench.security.refused_workspace`):
+one line, exit 2.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ def add_command(commands: argparse._SubParsersAction[ParserT]) -> None:
         type=Path,
         default=Path.cwd(),
         help="folder the workbench reads tables from and writes releases to "
-        "(default: the working directory)",
+        "(default: the working directory; never the home folder or /)",
     )
     serve.add_argument(
         "--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})"

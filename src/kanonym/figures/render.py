@@ -36,7 +36,7 @@ import json
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -130,21 +130,31 @@ WORKERS = 2
 """Processes :func:`start_workers` starts: a report's figures are split between them."""
 
 # A worker process: vl-convert alone (not kanonym, whose import takes half a second),
-# started and warmed up at once, then one spec in per line, one SVG (or error) out.
+# started and warmed up at once, then one request in per line ({"id", "spec"}), one reply
+# out ({"id", "svg"} or {"id", "error"}). Its replies go to a copy of the standard output
+# taken at start; anything else writing to fd 1 lands on stderr, so no stray line can
+# pass for a reply.
 _SERVE = """
-import json, sys
+import json, os, sys
+replies = os.fdopen(os.dup(1), "w", encoding="utf-8")
+os.dup2(2, 1)
 import vl_convert
 version = sys.argv[1]
-spec = json.loads(sys.argv[2])
-vl_convert.vegalite_to_svg(spec, vl_version=version)
+vl_convert.vegalite_to_svg(json.loads(sys.argv[2]), vl_version=version)
 for line in sys.stdin:
+    request = json.loads(line)
     try:
-        reply = {"svg": vl_convert.vegalite_to_svg(json.loads(line), vl_version=version)}
+        reply = {"id": request["id"],
+                 "svg": vl_convert.vegalite_to_svg(request["spec"], vl_version=version)}
     except Exception as error:
-        reply = {"error": str(error)}
-    sys.stdout.write(json.dumps(reply) + "\\n")
-    sys.stdout.flush()
+        reply = {"id": request["id"], "error": str(error)}
+    replies.write(json.dumps(reply) + "\\n")
+    replies.flush()
 """
+
+WORKER_TIMEOUT = 120.0
+"""Seconds a figure may take in a worker before the worker is stopped and the figure
+drawn in this process (where an error says why)."""
 
 _workers: list[subprocess.Popen[str]] = []
 _workers_lock = threading.Lock()
@@ -157,15 +167,17 @@ def start_workers(count: int = WORKERS) -> None:
     it renders, so a thread cannot overlap either with the search; a process
     can, and two processes draw a report's figures side by side. A release
     that will draw a report calls this before its search; :func:`render_all`
-    then uses the workers and stops them. Idempotent; does nothing when
-    vl-convert is not installed (the page then fails with its one-line
-    message). A worker reads specs from its standard input, so it ends when
-    this process does.
+    then uses the workers and stops them, and a release that fails before it
+    calls :func:`stop_workers`. Idempotent; does nothing when vl-convert is not
+    installed (the page then fails with its one-line message). A worker reads
+    requests from its standard input, so it ends when this process does.
     """
     with _workers_lock:
         if _workers or importlib.util.find_spec("vl_convert") is None:
             return
         warm = json.dumps({"$schema": SCHEMA, **_WARM_UP_SPEC})
+        # -I: the worker imports only the installed vl_convert, never a module of the
+        # working directory that happens to share a name.
         command = [sys.executable, "-I", "-c", _SERVE, VEGA_LITE_VERSION, warm]
         for _ in range(max(1, count)):
             _workers.append(
@@ -180,15 +192,56 @@ def start_workers(count: int = WORKERS) -> None:
             )
 
 
-def _ask(worker: subprocess.Popen[str], spec: Spec) -> str:
-    """One spec rendered by a worker process."""
+def stop_workers() -> None:
+    """Stop the workers :func:`start_workers` started and no render used (a release that
+    failed before its report). Idempotent."""
+    with _workers_lock:
+        workers = list(_workers)
+        _workers.clear()
+    for worker in workers:
+        _stop(worker)
+
+
+@contextlib.contextmanager
+def figure_workers(wanted: bool = True) -> Iterator[None]:
+    """:func:`start_workers` (when ``wanted``) for the block, :func:`stop_workers` after it:
+    the workers a report did not use (it failed before drawing) never outlive the block.
+
+    Example:
+        >>> with figure_workers():
+        ...     svgs = render_all([{"mark": "point", "data": {"values": [{}]}}])
+        >>> _workers
+        []
+    """
+    if wanted:
+        start_workers()
+    try:
+        yield
+    finally:
+        stop_workers()
+
+
+class WorkerError(Exception):
+    """A worker died, hung, or answered out of turn: it is used no more."""
+
+
+def _ask(worker: subprocess.Popen[str], number: int, spec: Spec) -> str:
+    """Spec ``number`` rendered by a worker process.
+
+    Raises:
+        ValueError: vl-convert could not draw the spec (the worker stays usable).
+        WorkerError: the worker ended, or its reply is not this request's.
+    """
     assert worker.stdin is not None and worker.stdout is not None
-    worker.stdin.write(json.dumps({"$schema": SCHEMA, **spec}) + "\n")
-    worker.stdin.flush()
-    line = worker.stdout.readline()
-    if not line:
-        raise OSError("the figure worker ended")
-    reply = json.loads(line)
+    try:
+        worker.stdin.write(json.dumps({"id": number, "spec": {"$schema": SCHEMA, **spec}}) + "\n")
+        worker.stdin.flush()
+        line = worker.stdout.readline()
+        reply = json.loads(line) if line else None
+    except (OSError, ValueError) as error:
+        raise WorkerError(str(error)) from None
+    if not isinstance(reply, dict) or reply.get("id") != number:
+        raise WorkerError("the figure worker ended or answered out of turn")
     if "error" in reply:
         raise ValueError(reply["error"])
     svg: str = reply["svg"]
@@ -196,8 +249,10 @@ def _ask(worker: subprocess.Popen[str], spec: Spec) -> str:
 
 
 def _stop(worker: subprocess.Popen[str]) -> None:
-    if worker.stdin is not None:
-        worker.stdin.close()
+    for pipe in (worker.stdin, worker.stdout):
+        if pipe is not None:
+            with contextlib.suppress(OSError):
+                pipe.close()
     try:
         worker.wait(timeout=5)
     except subprocess.TimeoutExpired:
@@ -205,12 +260,16 @@ def _stop(worker: subprocess.Popen[str]) -> None:
         worker.wait()
 
 
-def render_all(specs: Sequence[Spec]) -> Iterator[str]:
-    """Each spec as SVG (:func:`to_svg`), yielded in order as soon as it is drawn.
+def render_all(
+    specs: Sequence[Spec], *, on_drawn: Callable[[int], None] | None = None
+) -> list[str]:
+    """Each spec as SVG (:func:`to_svg`), in order; ``on_drawn(i)`` once spec i is drawn.
 
     With workers started (:func:`start_workers`), the specs are split between
-    them (spec i to worker i mod n) and the workers are stopped at the end; a
-    spec a worker could not render is rendered here. Without, one by one here.
+    them (spec i to worker i mod n) and the workers are stopped at the end. A
+    spec a worker could not draw is drawn here, where an error says why; a
+    worker that dies, hangs past :data:`WORKER_TIMEOUT` or answers out of turn
+    is stopped and its remaining specs drawn here. Without workers, one by one here.
 
     Example:
         >>> spec = {"data": {"values": [{"x": "a"}]}, "mark": "point",
@@ -221,18 +280,21 @@ def render_all(specs: Sequence[Spec]) -> Iterator[str]:
     with _workers_lock:
         workers = list(_workers)
         _workers.clear()
-    if not workers:
-        yield from (to_svg(spec) for spec in specs)
-        return
     drawn: dict[int, str] = {}
     ready = [threading.Event() for _ in specs]
 
     def serve(worker: subprocess.Popen[str], share: range) -> None:
+        usable = True
         for i in share:
-            # A spec the worker could not draw is drawn here, where an error says why.
-            with contextlib.suppress(OSError, ValueError):
-                drawn[i] = _ask(worker, specs[i])
-            ready[i].set()
+            try:
+                if usable:
+                    drawn[i] = _ask(worker, i, specs[i])
+            except ValueError:
+                pass  # drawn here instead, where the error says why
+            except WorkerError:
+                usable = False
+            finally:
+                ready[i].set()
 
     threads = [
         threading.Thread(target=serve, args=(worker, range(w, len(specs), len(workers))))
@@ -240,15 +302,28 @@ def render_all(specs: Sequence[Spec]) -> Iterator[str]:
     ]
     for thread in threads:
         thread.start()
+    svgs: list[str] = []
+    completed = False
     try:
         for i, spec in enumerate(specs):
-            ready[i].wait()
-            yield drawn[i] if i in drawn else to_svg(spec)
+            if workers and not ready[i].wait(WORKER_TIMEOUT):
+                # Hung: killing it ends its read, and its thread gives up on it.
+                workers[i % len(workers)].kill()
+                ready[i].wait()
+            svgs.append(drawn[i] if i in drawn else to_svg(spec))
+            if on_drawn is not None:
+                on_drawn(i)
+        completed = True
     finally:
+        if not completed:
+            # Stopped midway (a figure failed here): the workers may be drawing still.
+            for worker in workers:
+                worker.kill()
         for thread in threads:
             thread.join()
         for worker in workers:
             _stop(worker)
+    return svgs
 
 
 @cache
@@ -280,10 +355,22 @@ def embed(spec: Spec, element_id: str, *, nonce: str | None = None) -> str:
 
     The page must have loaded :func:`script_tags` first. ``nonce`` is the
     Content-Security-Policy nonce of the page's scripts, if it uses one.
+
+    Example:
+        >>> page = embed({"title": "<!--<script>"}, "f")
+        >>> "<!--" in page, page.count("<script"), "\\\\u003c!--\\\\u003cscript" in page
+        (False, 1, True)
     """
     if not element_id.replace("-", "").replace("_", "").isalnum():
         raise ValueError(f"element_id must be letters, digits, - and _: got {element_id!r}")
-    payload = json.dumps({"$schema": SCHEMA, **spec}).replace("</", "<\\/")
+    # <, > and & as JSON escapes: a title or field name such as "<!--<script>" must not
+    # end the element or change how the HTML parser reads the rest of the page.
+    payload = (
+        json.dumps({"$schema": SCHEMA, **spec})
+        .replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("&", "\\u0026")
+    )
     attribute = f' nonce="{html.escape(nonce)}"' if nonce else ""
     return (
         f'<div id="{element_id}" class="figure"></div>\n'

@@ -4,7 +4,10 @@ The inverse of reading a job file (:func:`kanonym.config.job_from_options`
 takes what :mod:`tomllib` parses): scalars and lists first, in the order
 given, then each nested mapping as a ``[table]``, so that no later key falls
 into a table by accident (TOML, Preston-Werner et al., v1.0.0). Strings are
-basic strings, with quotes, backslashes and control characters escaped.
+basic strings, with quotes, backslashes and control characters escaped;
+numbers are written as Python writes an ``int`` or a ``float`` (a NumPy number
+too, never as its ``repr``, ``np.float64(2.0)``); a comment's control
+characters are escaped as well, since TOML forbids them there.
 
 Example:
     >>> print(toml_document({"input": "t.csv", "k": 5, "identifying": ["name"],
@@ -22,17 +25,16 @@ Example:
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Mapping, Sequence
 
 from kanonym.errors import InputError, echo
 
-# TOML basic strings: a quote and a backslash are escaped, and so is every control
-# character but tab (the specification requires it), as \uXXXX.
-_ESCAPES = {
-    ord('"'): '\\"',
-    ord("\\"): "\\\\",
-    **{code: f"\\u{code:04X}" for code in [*range(0x09), *range(0x0A, 0x20), 0x7F]},
-}
+# TOML forbids every control character but tab in strings and comments; in a basic
+# string they are escaped as \uXXXX (the specification requires it), and so in a
+# comment, where no escape is read but the text stays legible and the file valid.
+_CONTROL = {code: f"\\u{code:04X}" for code in [*range(0x09), *range(0x0A, 0x20), 0x7F]}
+_ESCAPES = {ord('"'): '\\"', ord("\\"): "\\\\", **_CONTROL}
 
 
 def toml_string(text: str) -> str:
@@ -53,10 +55,14 @@ def _key(name: object) -> str:
 
 
 def _value(value: object) -> str:
+    """One value; a bool before the numbers, since ``True`` is an ``int`` as well."""
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    if isinstance(value, numbers.Real):
+        # repr of a Python float reads back as the same float (and inf, nan are TOML's).
+        return repr(float(value))
     if isinstance(value, str):
         return toml_string(value)
     if isinstance(value, Sequence):
@@ -67,13 +73,22 @@ def _value(value: object) -> str:
 def toml_document(options: Mapping[str, object], *, comment: str = "") -> str:
     """``options`` as a TOML document; ``comment`` becomes its first lines (``#`` added).
 
-    Values: strings, booleans, whole numbers, numbers, lists of them, and (one
-    level deep) mappings of them, written as tables after every other key.
+    Values: strings, booleans, whole numbers, numbers (NumPy's too), lists of
+    them, and (one level deep) mappings of them, written as tables after every
+    other key.
+
+    Example (a NumPy number, a control character in the comment):
+        >>> import numpy as np
+        >>> print(toml_document({"k": np.int64(5), "time-limit": np.float64(2.0)},
+        ...                     comment="from a\\x01b"), end="")
+        # from a\\u0001b
+        k = 5
+        time-limit = 2.0
 
     Raises:
         InputError: a value of another type.
     """
-    lines = [f"# {line}".rstrip() for line in comment.splitlines()]
+    lines = [f"# {line.translate(_CONTROL)}".rstrip() for line in comment.splitlines()]
     tables: list[str] = []
     for key, value in options.items():
         if isinstance(value, Mapping):

@@ -362,37 +362,66 @@ def check(
     return measure_table(table.frame, columns, k, sensitive)
 
 
+def compute_job(
+    job: ReleaseJob, *, on_progress: Callable[[Progress], None] | None = None
+) -> Result:
+    """The release a :class:`~kanonym.config.ReleaseJob` makes, verified and not yet
+    written: :func:`run_job`'s first step (its input, engine, population and table
+    output honoured); :func:`write_job` writes it.
+
+    A table output is checked in the server (absent unless ``job.replace``, a
+    schema the user may create tables in) right after connecting, before the
+    search. A release kept where the rows live holds its engine until closed
+    (:meth:`Result.close`).
+    """
+    started = time.perf_counter()
+    announce(on_progress, "reading", detail=_named(job.input))
+    with _population(job.population, job.delimiter) as universe:
+        rows = open_engine(job.input, job.engine, delimiter=job.delimiter)
+        if isinstance(rows, EmbeddedEngine):
+            return _run(
+                rows.table, job.config, time.perf_counter() - started, on_progress, universe
+            )
+        try:
+            if isinstance(rows, PostgresEngine) and is_postgres_url(job.output):
+                rows.destination(str(job.output), replace=job.replace)
+            return _run(rows, job.config, time.perf_counter() - started, on_progress, universe)
+        except BaseException:
+            rows.close()
+            raise
+
+
+def write_job(job: ReleaseJob, result: Result) -> None:
+    """Write ``result`` (made by :func:`compute_job` from ``job``) where the job says:
+    :func:`run_job`'s second step. A release kept where the rows live is closed if its
+    writing fails."""
+    try:
+        result.write(
+            job.output,
+            report=job.report,
+            report_html=job.report_html,
+            replace=job.replace,
+            check_lattice=job.check_lattice,
+        )
+    except BaseException:
+        result.close()
+        raise
+
+
 def run_job(job: ReleaseJob, *, on_progress: Callable[[Progress], None] | None = None) -> Result:
-    """Run a :class:`~kanonym.config.ReleaseJob` and write its files (or its table).
+    """Run a :class:`~kanonym.config.ReleaseJob` and write its files (or its table):
+    :func:`compute_job`, then :func:`write_job`.
 
     A table output is checked in the server (absent unless ``job.replace``, a
     schema the user may create tables in) right after connecting, before the
     search.
     """
-    started = time.perf_counter()
-    if job.report_html is not None:
-        from kanonym.figures.render import start_workers
+    from kanonym.figures.render import figure_workers
 
-        # The processes that draw the page's figures start while the search runs.
-        start_workers()
-    announce(on_progress, "reading", detail=_named(job.input))
-    with _population(job.population, job.delimiter) as universe:
-        rows = open_engine(job.input, job.engine, delimiter=job.delimiter)
-        if isinstance(rows, EmbeddedEngine):
-            result = _run(
-                rows.table, job.config, time.perf_counter() - started, on_progress, universe
-            )
-            result.write(job.output, report=job.report, report_html=job.report_html)
-            return result
-        try:
-            if isinstance(rows, PostgresEngine) and is_postgres_url(job.output):
-                rows.destination(str(job.output), replace=job.replace)
-            result = _run(rows, job.config, time.perf_counter() - started, on_progress, universe)
-            result.write(
-                job.output, report=job.report, report_html=job.report_html, replace=job.replace
-            )
-        except BaseException:
-            rows.close()
-            raise
+    # The processes that draw the page's figures start while the search runs, and stop
+    # with the release if it fails before drawing them.
+    with figure_workers(job.report_html is not None):
+        result = compute_job(job, on_progress=on_progress)
+        write_job(job, result)
     # The caller reads the result's counts from the engine, then closes it (Result.close).
     return result

@@ -6,7 +6,10 @@ earlier ones (:func:`kanonym.ledger.release_session`), runs the ordinary
 pipeline on the planned job, and hands the verified result back to the ledger
 to be checked against the earlier releases, written and recorded (Sweeney,
 "k-anonymity: a model for protecting privacy", IJUFKS 10(5), 2002, section 4;
-see :mod:`kanonym.ledger.policy`).
+see :mod:`kanonym.ledger.policy`). :meth:`Ledger.plan` and :meth:`Ledger.record`
+split that in two for a caller that has the result reviewed before it is
+recorded (``kanonym serve``): the plan first, then the search, then the
+very result reviewed is recorded, not a second search's.
 
 Example (a release, then a second one of the same source whose seed is refused):
     >>> import tempfile
@@ -29,8 +32,10 @@ Example (a release, then a second one of the same source whose seed is refused):
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -53,6 +58,8 @@ from kanonym.search import Progress
 
 if TYPE_CHECKING:
     import pandas
+
+    from kanonym.result import Result
 
 
 class Ledger(LedgerStore):
@@ -186,6 +193,125 @@ class Ledger(LedgerStore):
         finally:
             if server is not None:
                 server.close()
+
+    def plan(
+        self,
+        data: str | Path | pl.DataFrame | pandas.DataFrame,
+        config: AnonymizationConfig,
+        *,
+        delimiter: str | None = None,
+    ) -> LedgerPlan:
+        """Plan a release of ``data`` (a file or a data frame) under the ledger's policies,
+        without searching, writing or recording anything.
+
+        What :meth:`release` refuses before its search is refused now (a seed
+        already used for this source, a spent privacy budget). Search
+        ``plan.config`` (:func:`kanonym.anonymize`), review the result, then
+        :meth:`record` it: what is recorded is the reviewed result, not a
+        second search.
+
+        Raises:
+            InputError: a policy refuses the release; a ``postgresql://`` input
+                (release it with :meth:`release`); an earlier release of this
+                source was made with a record key (its releases drop the key
+                column, so the result reviewed would not be the one recorded:
+                release it with :meth:`release`).
+        """
+        if is_postgres_url(data):
+            raise InputError(
+                f"{source_name(data)}: Ledger.plan reads files and data frames; release a "
+                "database table with Ledger.release"
+            )
+        rows = _open(data, "embedded", delimiter)
+        fingerprint = rows.fingerprint()
+        with release_session(
+            self,
+            rows,
+            config,
+            source=source_name(data),
+            fingerprint=fingerprint,
+            key=None,
+            based_on=None,
+            replay=None,
+        ) as session:
+            planned = session.plan
+        if planned.key is not None:
+            raise InputError(
+                f"an earlier release of this source was made with the key column "
+                f"'{planned.key}', which its releases drop: release it with Ledger.release"
+            )
+        if config.seed is None:
+            # record plans it again: with the seed drawn now, it plans the same release.
+            config = dataclasses.replace(config, seed=planned.config.seed)
+        return LedgerPlan(asked=config, config=planned.config, fingerprint=fingerprint)
+
+    def record(
+        self,
+        data: str | Path | pl.DataFrame | pandas.DataFrame,
+        plan: LedgerPlan,
+        result: Result,
+        *,
+        output: str | Path,
+        report: str | Path | None = None,
+        report_html: str | Path | None = None,
+        delimiter: str | None = None,
+    ) -> LedgerRelease:
+        """Check ``result``, searched on ``plan.config`` (:meth:`plan`), against the earlier
+        releases, write it and record it, as :meth:`release` does, without searching again.
+
+        Under the ledger's lock of the source the release is planned again, and
+        refused unless the source's content and the plan are what they were
+        when it was planned: a release of the source recorded since (this one
+        filed twice, say) or a changed file means planning and running it again.
+
+        Raises:
+            InputError: the source or the plan changed, a destination is the
+                ledger, the input or another destination, or a policy refuses.
+            VerificationError: the linking with earlier releases failed.
+                Nothing is written or recorded then.
+        """
+        check_destinations(
+            {"output": output, "report": report, "report_html": report_html},
+            {"ledger": self.path, "input table": data if isinstance(data, str | Path) else None},
+        )
+        rows = _open(data, "embedded", delimiter)
+        fingerprint = rows.fingerprint()
+        if fingerprint != plan.fingerprint:
+            raise InputError(
+                f"{rows.source}: its content changed since the release was planned: "
+                "plan and run it again"
+            )
+        with release_session(
+            self,
+            rows,
+            plan.asked,
+            source=source_name(data),
+            fingerprint=fingerprint,
+            key=None,
+            based_on=None,
+            replay=None,
+        ) as session:
+            if session.plan.config != plan.config or session.plan.key is not None:
+                raise InputError(
+                    "the ledger plans this release differently now (a release of its source "
+                    "was recorded since it was planned): plan and run it again"
+                )
+            return session.record(result, output=output, report=report, report_html=report_html)
+
+
+@dataclass(frozen=True)
+class LedgerPlan:
+    """A release of a file or data frame planned against a ledger (:meth:`Ledger.plan`).
+
+    Attributes:
+        asked: the job as given (with the seed the plan drew, if it had none).
+        config: the job as the ledger's policies turned it: the one to search.
+        fingerprint: the source's content fingerprint when it was planned.
+    """
+
+    asked: AnonymizationConfig
+    config: AnonymizationConfig
+    fingerprint: str
 
 
 def _open(

@@ -26,6 +26,7 @@ Example:
 from __future__ import annotations
 
 import datetime
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -121,50 +122,127 @@ def _edge(value: float, scale: str) -> float | str:
     return value
 
 
+def _interval(low: float, high: float, scale: str) -> str:
+    """``[a, b)``, or ``< b`` and ``>= a`` for an open bin (:func:`histogram`'s outer bins).
+
+    Example:
+        >>> _interval(-math.inf, 30.0, "number"), _interval(0.0, 365.0, "date")
+        ('< 30', '[1970-01-01, 1971-01-01)')
+    """
+
+    def shown(value: float) -> str:
+        return f"{value:g}" if scale == "number" else str(_edge(value, scale))
+
+    if math.isinf(low) and math.isinf(high):
+        return "all values"
+    if math.isinf(low):
+        return f"< {shown(high)}"
+    if math.isinf(high):
+        return f">= {shown(low)}"
+    return f"[{shown(low)}, {shown(high)})"
+
+
+def _edges(histogram: Histogram) -> list[float]:
+    """The finite edges of ``histogram``'s bins, ascending (none when one bin holds all)."""
+    ends = {edge for b in histogram.bins for edge in (b.low, b.high) if math.isfinite(edge)}
+    return sorted(ends)
+
+
 def _histogram(histogram: Histogram, colour: str, title: str, what: str) -> Spec:
-    """Bins as bars spanning their interval; merged bins lighter."""
+    """Bins as bars spanning their interval; merged bins lighter.
+
+    An open bin (``< a``, ``>= b``) is drawn out to the axis end, one widest
+    bin beyond the outermost edge, and labelled as open: its rows are counted,
+    never placed, so the figure moves with no extreme value. Ticks stand at
+    the bins' edges only, never at the axis ends.
+    """
     scale = histogram.scale
+    edges = _edges(histogram)
+    widths = np.diff(edges)
+    # Set by the edges, which depend on no fewer than k rows (a year, or a tenth, if one edge).
+    pad = (
+        float(widths.max())
+        if len(widths)
+        else (365.0 if scale == "date" else max(abs(edges[0]), 1.0) / 10)
+    )
+    ends = (edges[0] - pad, edges[-1] + pad)
     rows = [
         {
-            "low": _edge(b.low, scale),
-            "high": _edge(b.high, scale),
-            "interval": f"[{b.low:g}, {b.high:g})"
-            if scale == "number"
-            else f"[{_edge(b.low, scale)}, {_edge(b.high, scale)})",
+            "low": _edge(b.low if math.isfinite(b.low) else ends[0], scale),
+            "high": _edge(b.high if math.isfinite(b.high) else ends[1], scale),
+            "interval": _interval(b.low, b.high, scale),
+            "open": not (math.isfinite(b.low) and math.isfinite(b.high)),
             "rows": b.count,
             "merged": b.merged,
         }
         for b in histogram.bins
     ]
+    ticks: list[Any] = (
+        [_date_time(edge) for edge in edges] if scale == "date" else [float(e) for e in edges]
+    )
     x: dict[str, Any] = {
         "field": "low",
         "type": "temporal" if scale == "date" else "quantitative",
         "title": what,
-        "scale": {"type": "utc"} if scale == "date" else {"zero": False},
+        "scale": {"type": "utc", "nice": False}
+        if scale == "date"
+        else {"zero": False, "nice": False},
+        "axis": {"values": ticks},
     }
     return {
         "title": title,
         "width": WIDTH,
         "height": 200,
         "data": {"values": rows},
-        # rect, not bar: a bar given x and x2 would be drawn horizontally.
-        "mark": {"type": "rect", "stroke": "white", "strokeWidth": 0.5},
-        "encoding": {
-            "x": x,
-            "x2": {"field": "high"},
-            "y": {"field": "rows", "type": "quantitative", "title": "rows"},
-            "y2": {"datum": 0},
-            "color": {
-                "condition": {"test": "datum.merged > 1", "value": MERGED_COLOUR},
-                "value": colour,
+        "encoding": {"x": x},
+        "layer": [
+            {
+                # rect, not bar: a bar given x and x2 would be drawn horizontally.
+                "mark": {"type": "rect", "stroke": "white", "strokeWidth": 0.5},
+                "encoding": {
+                    "x2": {"field": "high"},
+                    "y": {"field": "rows", "type": "quantitative", "title": "rows"},
+                    "y2": {"datum": 0},
+                    "color": {
+                        "condition": {"test": "datum.merged > 1", "value": MERGED_COLOUR},
+                        "value": colour,
+                    },
+                    "tooltip": _tooltip(
+                        ("interval", "nominal", "interval"),
+                        ("rows", "quantitative", "rows"),
+                        ("merged", "quantitative", "round bins merged"),
+                    ),
+                },
             },
-            "tooltip": _tooltip(
-                ("interval", "nominal", "interval"),
-                ("rows", "quantitative", "rows"),
-                ("merged", "quantitative", "round bins merged"),
-            ),
-        },
+            {
+                # The open bins say so: "< 30" at the axis start, ">= 70" from its edge.
+                "transform": [{"filter": "datum.open"}],
+                "mark": {
+                    "type": "text",
+                    "align": "left",
+                    "baseline": "bottom",
+                    "dx": 3,
+                    "dy": -2,
+                    "fontSize": 9,
+                },
+                "encoding": {
+                    "y": {"field": "rows", "type": "quantitative"},
+                    "text": {"field": "interval", "type": "nominal"},
+                },
+            },
+        ],
     }
+
+
+def _date_time(days: float) -> dict[str, Any]:
+    """A Vega-Lite DateTime (UTC) of ``days`` since 1970-01-01: a temporal axis's tick."""
+    day = _EPOCH + datetime.timedelta(days=int(days))
+    return {"year": day.year, "month": day.month, "date": day.day, "utc": True}
+
+
+def _drawable(histogram: Histogram) -> bool:
+    """Whether ``histogram`` has an edge to draw its bins by (not one bin of all values)."""
+    return bool(_edges(histogram))
 
 
 def _note(title: str, text: str) -> Spec:
@@ -183,14 +261,15 @@ def distribution_figure(distribution: QiDistribution, *, k: int) -> Spec:
     """One quasi-identifier, input beside release.
 
     Numbers and dates as histograms over their bins or released intervals
-    (no input bin under k rows), other values as bars (values of fewer than
+    (no input bin under k rows, the outer ones open: ``< a``, ``>= b``; a single bin
+    of every value is drawn as bars instead), other values as bars (values of fewer than
     k input rows merged into one ``other`` bar).
     """
     d = distribution
     level = "" if d.level is None else f" (level {d.level})"
     before: Spec
     after: Spec
-    if d.histogram_before is not None and d.histogram_before.bins:
+    if d.histogram_before is not None and _drawable(d.histogram_before):
         before = _histogram(
             d.histogram_before,
             INPUT_COLOUR,
@@ -201,7 +280,7 @@ def distribution_figure(distribution: QiDistribution, *, k: int) -> Spec:
         before = _bars(d.before, INPUT_COLOUR, f"input (values in fewer than {k} rows merged)")
     else:
         before = _note("input", "input not available")
-    if d.histogram_after is not None and d.histogram_after.bins:
+    if d.histogram_after is not None and _drawable(d.histogram_after):
         after = _histogram(d.histogram_after, RELEASE_COLOUR, f"release{level}", d.column)
     elif d.after:
         after = _bars(d.after, RELEASE_COLOUR, f"release{level}")

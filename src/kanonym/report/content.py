@@ -11,9 +11,12 @@ The report must not itself disclose what the release protects. Its rules:
   frequent values are merged too.
 * **Numbers and dates** are also drawn as histograms (:func:`histogram`):
   bins of a round width (1, 2 or 5 times a power of ten; days, months or
-  years for dates), and a bin of the input holding fewer than k rows is
-  merged with its smaller neighbour until none does; bin edges are round
-  numbers, not values of the input.
+  years for dates) spanning the k-th smallest to the k-th largest value, the
+  first and last bins open (``< a``, ``>= b``) and holding every value beyond,
+  so that no edge or width depends on fewer than k rows (a single person aged
+  97 moves nothing); a bin of the input holding fewer than k rows is merged
+  with its smaller neighbour until none does; bin edges are round numbers,
+  not values of the input.
 * **Release distributions** show the released values only (they are public
   once the release is), counted over the released rows; released intervals
   (``30-39``, ``[30, 40)``, ``1980-05``, ``1980``, ``1980-1989``) are drawn
@@ -126,7 +129,8 @@ class Bin:
     """One bin of a histogram: the rows whose value lies in ``[low, high)``.
 
     Attributes:
-        low, high: the bin's edges (days since 1970-01-01 for dates).
+        low, high: the bin's edges (days since 1970-01-01 for dates); -inf and inf
+            for the open first and last bins of an input histogram (:func:`histogram`).
         count: rows in it.
         merged: bins of the round width it is made of (more than 1 when small
             bins were merged into it; 0 for a released interval).
@@ -311,8 +315,22 @@ def _label(value: str | None) -> str:
     return MISSING if value is None else value
 
 
+def value_counts(values: pl.Series) -> dict[str | None, int]:
+    """Each distinct value of ``values``, as text (None: missing), and the rows holding it.
+
+    One group-by per column: the report's bars, histogram and suppressed cells are
+    all read from it.
+
+    Example:
+        >>> sorted(value_counts(pl.Series(["a", None, "a"])).items(), key=str)
+        [('a', 2), (None, 1)]
+    """
+    counts = values.cast(pl.String).rename("value").value_counts(name="n")
+    return dict(zip(counts["value"].to_list(), counts["n"].to_list(), strict=True))
+
+
 def aggregate(
-    values: pl.Series,
+    values: pl.Series | Mapping[str | None, int],
     *,
     min_count: int,
     order: Sequence[str | None] = (),
@@ -320,18 +338,18 @@ def aggregate(
 ) -> tuple[Bar, ...]:
     """Bars of ``values``' counts, values under ``min_count`` merged (module docstring).
 
-    Bars follow ``order`` (e.g. the hierarchy's), values it lacks after it in
-    text order, the merged bar last. With ``min_count`` = k no bar shows
-    fewer than k rows and no value counted fewer than k times is named.
+    ``values`` is a column, or its :func:`value_counts`. Bars follow ``order``
+    (e.g. the hierarchy's), values it lacks after it in text order, the merged
+    bar last. With ``min_count`` = k no bar shows fewer than k rows and no
+    value counted fewer than k times is named.
     """
     if min_count < 1 or max_bars < 1:
         raise ValueError("min_count and max_bars must be >= 1")
-    counts = values.cast(pl.String).rename("value").value_counts(name="n")
+    counted = values if isinstance(values, Mapping) else value_counts(values)
     rank = {value: i for i, value in enumerate(order)}
     # One entry per distinct value (not per row): (count, position, value).
     items = [
-        (int(n), rank.get(v, len(rank)), "" if v is None else v, v)
-        for v, n in zip(counts["value"].to_list(), counts["n"].to_list(), strict=True)
+        (int(n), rank.get(v, len(rank)), "" if v is None else v, v) for v, n in counted.items()
     ]
     items.sort(key=lambda item: (item[1], item[3] is None, item[2]))
     shown = [item for item in items if item[0] >= min_count]
@@ -413,32 +431,52 @@ def histogram(
 
     Bins are ``[low, high)``, at most about ``max_bins`` of them, their width
     1, 2 or 5 times a power of ten (numbers) or a number of days, months or
-    years (dates, given as days since 1970-01-01), edges multiples of it. Then,
-    while a bin holds fewer than ``min_count`` rows, the smallest such bin
-    (leftmost on ties) is merged with its smaller neighbour (the left one on
-    ties): with ``min_count`` = k no bin shows fewer than k rows. Nothing is
-    returned when all the values together are fewer than ``min_count``.
+    years (dates, given as days since 1970-01-01), edges multiples of it. The
+    edges cover the values from the ``min_count``-th smallest to the
+    ``min_count``-th largest, not the extremes, and with ``min_count`` above 1
+    the first and last bins are open (``low`` -inf, ``high`` inf) and count
+    every value beyond them: an edge or a width set by fewer than k rows would
+    disclose them (one person aged 97 making the last edge 100 says someone is
+    in [95, 100)). Then, while a bin holds fewer than ``min_count`` rows, the
+    smallest such bin (leftmost on ties) is merged with its smaller neighbour
+    (the left one on ties): with ``min_count`` = k no bin shows fewer than k
+    rows, and moving the most extreme value further out changes no bin.
+    Nothing is returned when all the values together are fewer than ``min_count``,
+    and one bin of every value, open at both ends, when they are fewer than
+    twice ``min_count`` (two bins of k rows each cannot be made).
 
-    Example (k = 3: the bins of 70 and of nobody join their neighbours):
+    Example (k = 3: the edges span 24 to 55, the third smallest and largest ages; 70
+    is counted in the open last bin, never placed):
         >>> ages = [21, 23, 24, 25, 33, 35, 38, 41, 42, 44, 47, 52, 55, 58, 70]
         >>> [(b.low, b.high, b.count) for b in histogram(ages, min_count=3, max_bins=6)]
-        [(20.0, 30.0, 4), (30.0, 40.0, 3), (40.0, 50.0, 4), (50.0, 80.0, 4)]
+        [(-inf, 30.0, 4), (30.0, 40.0, 3), (40.0, 50.0, 4), (50.0, inf, 4)]
     """
     if min_count < 1 or max_bins < 1:
         raise ValueError("min_count and max_bins must be >= 1")
     data = np.asarray(values, dtype=np.float64)
-    if len(data) < min_count or len(data) == 0:
+    n = len(data)
+    if n < min_count or n == 0:
         return ()
-    low, high = float(data.min()), float(data.max())
+    if min_count > 1 and n < 2 * min_count:
+        # Two bins of k rows cannot be made: one open bin of every value, no edge at all.
+        return (Bin(low=-math.inf, high=math.inf, count=n),)
+    # The k-th smallest and k-th largest (in order, as n >= 2k - 1): moving fewer than k
+    # of the most extreme values further out changes neither.
+    ends = np.partition(data, (min_count - 1, n - min_count))
+    low, high = float(ends[min_count - 1]), float(ends[n - min_count])
     edges = (
         _date_edges(int(low), int(high), max_bins)
         if scale == "date"
         else _number_edges(low, high, max_bins)
     )
+    # Values beyond the edges fall in the outer bins (clipped), which are open unless k = 1.
     where = np.clip(np.searchsorted(edges, data, side="right") - 1, 0, len(edges) - 2)
     counts = np.bincount(where, minlength=len(edges) - 1)
+    bounds = edges.astype(np.float64)
+    if min_count > 1:
+        bounds[0], bounds[-1] = -np.inf, np.inf
     # [low, high, count, bins merged]
-    bins = [[float(edges[i]), float(edges[i + 1]), int(n), 1] for i, n in enumerate(counts)]
+    bins = [[float(bounds[i]), float(bounds[i + 1]), int(c), 1] for i, c in enumerate(counts)]
     while len(bins) > 1:
         small = [i for i, b in enumerate(bins) if b[2] < min_count]
         if not small:
@@ -451,21 +489,25 @@ def histogram(
 
 
 def _scale_of(
-    values: pl.Series,
+    counts: Mapping[str | None, int] | Mapping[str, int],
 ) -> tuple[Literal["number", "date"], npt.NDArray[np.float64]] | None:
-    """Whether every present value is a number, or a date; with the values (dates as days)."""
-    present = values.cast(pl.String).drop_nulls()
-    if present.len() == 0:
+    """Whether every present value of ``counts`` (:func:`value_counts`) is a number, or a
+    date; with the values, one per row (dates as days). Each distinct value is parsed
+    once, not once per row."""
+    present = {value: n for value, n in counts.items() if value is not None}
+    if not present:
         return None
-    numbers = present.str.strip_chars().cast(pl.Float64, strict=False)
+    distinct = pl.Series(list(present), dtype=pl.String)
+    rows = list(present.values())
+    numbers = distinct.str.strip_chars().cast(pl.Float64, strict=False)
     if numbers.null_count() == 0 and bool(numbers.is_finite().all()):
-        return "number", numbers.to_numpy()
+        return "number", np.repeat(numbers.to_numpy(), rows)
     try:
-        dates = present.str.to_date(strict=False)
+        dates = distinct.str.to_date(strict=False)
     except pl.exceptions.PolarsError:  # no date format fits the first value
         return None
     if dates.null_count() == 0:
-        return "date", dates.cast(pl.Int32).to_numpy().astype(np.float64)
+        return "date", np.repeat(dates.cast(pl.Int32).to_numpy().astype(np.float64), rows)
     return None
 
 
@@ -506,15 +548,13 @@ def _span(label: str, scale: Literal["number", "date"]) -> tuple[float, float] |
     return None
 
 
-def _released_histogram(released: pl.Series, scale: Literal["number", "date"]) -> Histogram | None:
-    """The released values over the input's scale: intervals as they are, values binned."""
-    counts = released.rename("value").value_counts(name="n")
-    drawn = {
-        v: int(n)
-        for v, n in zip(counts["value"].to_list(), counts["n"].to_list(), strict=True)
-        if v is not None and v != SUPPRESSED
-    }
-    not_drawn = released.len() - sum(drawn.values())
+def _released_histogram(
+    released: Mapping[str | None, int], scale: Literal["number", "date"]
+) -> Histogram | None:
+    """The released values (their :func:`value_counts`) over the input's scale: intervals
+    as they are, values binned."""
+    drawn = {v: n for v, n in released.items() if v is not None and v != SUPPRESSED}
+    not_drawn = sum(released.values()) - sum(drawn.values())
     if not drawn:
         return Histogram(scale=scale, bins=(), not_drawn=not_drawn)
     spans = {label: _span(label, scale) for label in drawn}
@@ -524,12 +564,11 @@ def _released_histogram(released: pl.Series, scale: Literal["number", "date"]) -
             return None  # overlapping intervals: not one histogram
         bins = tuple(Bin(low=s[0], high=s[1], count=n, merged=0) for s, n in ordered)
         return Histogram(scale=scale, bins=bins, not_drawn=not_drawn)
-    found = _scale_of(pl.Series(list(drawn), dtype=pl.String))
+    found = _scale_of(drawn)
     if found is None or found[0] != scale:
         return None
-    points = np.repeat(found[1], list(drawn.values()))
     return Histogram(
-        scale=scale, bins=histogram(points, min_count=1, scale=scale), not_drawn=not_drawn
+        scale=scale, bins=histogram(found[1], min_count=1, scale=scale), not_drawn=not_drawn
     )
 
 
@@ -541,23 +580,25 @@ def _distributions(result: Result) -> tuple[QiDistribution, ...]:
     for name in result.config.hierarchies:
         hierarchy = result.hierarchies.get(name)
         level = levels.get(name)
-        released = result.table.get_column(name).cast(pl.String)
+        # Each column is counted once, input and release; every bar and bin reads the counts.
+        released = value_counts(result.table.get_column(name))
+        before = None if source is None else value_counts(source.get_column(name))
         after_order = (
             hierarchy.level_values(level) if hierarchy is not None and level is not None else ()
         )
         # A masked code (a ZIP) is digits, not a quantity: its values stay bars.
         scaled = (
             None
-            if source is None or (hierarchy is not None and hierarchy.name == "mask")
-            else _scale_of(source.get_column(name))
+            if before is None or (hierarchy is not None and hierarchy.name == "mask")
+            else _scale_of(before)
         )
         before_histogram = after_histogram = None
-        if scaled is not None:
+        if scaled is not None and before is not None:
             scale, values = scaled
             before_histogram = Histogram(
                 scale=scale,
                 bins=histogram(values, min_count=k, scale=scale),
-                not_drawn=source.height - len(values) if source is not None else 0,
+                not_drawn=before.get(None, 0),
             )
             after_histogram = _released_histogram(released, scale)
         found.append(
@@ -565,14 +606,12 @@ def _distributions(result: Result) -> tuple[QiDistribution, ...]:
                 column=name,
                 level=level,
                 before=()
-                if source is None
+                if before is None
                 else aggregate(
-                    source.get_column(name),
-                    min_count=k,
-                    order=() if hierarchy is None else hierarchy.leaves,
+                    before, min_count=k, order=() if hierarchy is None else hierarchy.leaves
                 ),
                 after=aggregate(released, min_count=1, order=after_order),
-                suppressed_cells=int((released == SUPPRESSED).sum()),
+                suppressed_cells=released.get(SUPPRESSED, 0),
                 histogram_before=before_histogram,
                 histogram_after=after_histogram,
             )

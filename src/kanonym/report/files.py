@@ -49,12 +49,25 @@ def payloads(
     report`` stages to the result's ``on_progress``. ``check_lattice``: as
     for :func:`kanonym.report.render_html`.
     """
-    if report_html is not None:
-        from kanonym.figures.render import start_workers
+    from kanonym.figures.render import figure_workers
 
-        # The processes that draw the figures start (a few tenths of a second) while the
-        # release and the JSON report are serialized and the page's content gathered.
-        start_workers()
+    # The processes that draw the figures start (a few tenths of a second) while the
+    # release and the JSON report are serialized and the page's content gathered.
+    with figure_workers(report_html is not None):
+        return _payloads(
+            result, output, report, report_html, report_extra, published, check_lattice
+        )
+
+
+def _payloads(
+    result: Result,
+    output: str | Path,
+    report: str | Path | None,
+    report_html: str | Path | None,
+    report_extra: Mapping[str, object] | None,
+    published: bool,
+    check_lattice: bool,
+) -> list[tuple[Path, bytes]]:
     files: list[tuple[Path, bytes]] = []
     release: WrittenFile
     if published:

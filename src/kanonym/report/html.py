@@ -203,12 +203,15 @@ def render_html(
 
     content = gather(result, written=written, on_step=step, check_lattice=check_lattice)
     specs = {name: make() for name, make in _figure_makers(content).items()}
-    drawn: dict[str, str] = {}
-    svgs = render_all(list(specs.values()))
-    for done, name in enumerate(specs):
-        step(f"figure {name}", done, len(specs))
-        drawn[name] = next(svgs)
-    step("page", len(specs), len(specs))
+    names = list(specs)
+    step(f"figure {names[0]}" if names else "figures", 0, len(names))
+    svgs = render_all(
+        list(specs.values()),
+        on_drawn=lambda i: step(
+            f"figure {names[i + 1]}" if i + 1 < len(names) else "page", i + 1, len(names)
+        ),
+    )
+    drawn = dict(zip(names, svgs, strict=True))
     page = _Page(content, drawn, output=str(written[0][0]) if written else None)
     return page.render(time.perf_counter() - started).encode("utf-8")
 

@@ -10,7 +10,7 @@ Example:
     >>> config = sweep.config(sweep.frontier[0])  # doctest: +SKIP
 """
 
-from kanonym.sweep.exploration import Exploration, explore
+from kanonym.sweep.exploration import DEFAULT_KS, DEFAULT_LIMITS, Exploration, explore
 from kanonym.sweep.points import SweepPoint
 
-__all__ = ["Exploration", "SweepPoint", "explore"]
+__all__ = ["DEFAULT_KS", "DEFAULT_LIMITS", "Exploration", "SweepPoint", "explore"]

@@ -12,9 +12,9 @@ encoded once, and its frequency set built once; every search runs over it.
 The *frontier* marks the releases worth choosing among: a point is on it when
 no other point has a score and an average prosecutor risk that are both no
 higher, one of them lower (Pareto optimality, :mod:`kanonym.sweep.frontier`);
-every point off it is beaten on both axes by a point on it. Points without a
-solution (no transformation satisfies the models within the limit) are on no
-frontier.
+every point off it is dominated by a point on it: one no worse on both axes
+and better on at least one. Points without a solution (no transformation
+satisfies the models within the limit) are on no frontier.
 
 Picking a point fills the job: :meth:`Exploration.config` is the
 configuration :func:`kanonym.anonymize` takes to make exactly that release,
@@ -57,7 +57,7 @@ from kanonym.encode import EncodedTable
 from kanonym.engine import EmbeddedEngine
 from kanonym.errors import InputError, NoSolutionError, SearchTimeoutError, echo
 from kanonym.hierarchy import Duplicates
-from kanonym.io import load, write_atomic
+from kanonym.io import Table, load, write_atomic
 from kanonym.models import PrivacyModel, needs_population
 from kanonym.models.differential_privacy import DifferentialPrivacy
 from kanonym.options import MetricName, TableLike, TechniqueName
@@ -73,7 +73,7 @@ from kanonym.search import Progress, SearchControl
 from kanonym.sweep.figure import sweep_figure
 from kanonym.sweep.frontier import on_frontier
 from kanonym.sweep.job import job_toml
-from kanonym.sweep.points import SweepPoint, percent, prosecutor_risk
+from kanonym.sweep.points import SweepPoint, percent
 from kanonym.sweep.tables import html_page, html_table, text_table
 
 if TYPE_CHECKING:
@@ -301,8 +301,9 @@ def _limits(limits: Iterable[float]) -> tuple[float, ...]:
     return tuple(dict.fromkeys(float(limit) for limit in given))
 
 
-def _refuse(config: AnonymizationConfig) -> None:
-    """Refuse what the sweep does not run: it runs the optimal full-domain search only."""
+def _refuse(config: AnonymizationConfig, limits: Sequence[float]) -> None:
+    """Refuse what the sweep does not run, before any search: it runs the optimal
+    full-domain search only, and a technique that suppresses no rows takes no limit."""
     if config.algorithm != "optimal":
         raise InputError(
             f"explore runs the optimal search, not `algorithm={config.algorithm!r}`: leave "
@@ -313,6 +314,13 @@ def _refuse(config: AnonymizationConfig) -> None:
             f"explore sweeps tuple suppression, not `technique={config.technique!r}`; "
             "leave `technique` out"
         )
+    if not config.granularity.suppresses_rows and any(limits):
+        # Here, not at the first non-zero limit after every k at 0 % was searched.
+        raise InputError(
+            f"`technique={config.technique!r}` suppresses no rows, so `suppression_limits` "
+            f"{', '.join(map(percent, limits))} do not apply: sweep only 0 or leave "
+            "`technique` out"
+        )
     for model in config.models:
         if isinstance(model, DifferentialPrivacy) or needs_population(model):
             raise InputError(
@@ -322,7 +330,7 @@ def _refuse(config: AnonymizationConfig) -> None:
 
 
 def explore(
-    data: TableLike,
+    data: TableLike | Table,
     config: AnonymizationConfig | None = None,
     *,
     quasi_identifiers: Mapping[str, HierarchyLike | str | Path] | None = None,
@@ -349,8 +357,9 @@ def explore(
 
     ``data``, the roles, hierarchies, models and options are those of
     :func:`kanonym.anonymize` (or pass ``config`` as a template: its k and
-    suppression limit are replaced by each point's). ``suppression_limits``
-    are shares of the rows (``0.02`` is 2 %). ``risk_threshold`` is the
+    suppression limit are replaced by each point's); ``data`` may also be a
+    table already read (:func:`kanonym.io.load`), which is not read again.
+    ``suppression_limits`` are shares of the rows (``0.02`` is 2 %). ``risk_threshold`` is the
     record risk above which a released row counts as at risk (default 0.2,
     the risk of a class of five; ARX's default). ``time_limit`` bounds each
     point's search; a point stopped by it says so (``proven_optimal``).
@@ -361,8 +370,9 @@ def explore(
     Raises:
         InputError: bad input, as :func:`kanonym.anonymize` raises it; a k or
             limit that is not one; an algorithm other than the optimal
-            search, cell or attribute suppression, differential privacy or
-            a model that needs a population table.
+            search, cell or attribute suppression, a non-zero limit with a
+            technique that suppresses no rows (``AG_``), differential privacy
+            or a model that needs a population table.
     """
     started = time.perf_counter()
     k_values, limits = _ks(ks), _limits(suppression_limits)
@@ -390,9 +400,10 @@ def explore(
             seed=seed,
             hierarchy_duplicates=hierarchy_duplicates,
         )
-    _refuse(config)
+    _refuse(config, limits)
     announce(on_progress, "reading")
-    table = load(data, delimiter=delimiter)
+    # A table already read (the command line counts its rows first) is not read again.
+    table = data if isinstance(data, Table) else load(data, delimiter=delimiter)
     engine = EmbeddedEngine(table)
     announce(on_progress, "encoding")
     # k=1 here: a k above the table's rows is a point without a solution, not bad input.
@@ -425,13 +436,23 @@ def explore(
         points=tuple(points),
         template=config,
         source=table.source,
-        input=Path(data).resolve() if isinstance(data, str | Path) else None,
+        input=_input_file(data),
         delimiter=delimiter,
         rows=engine.rows,
         quasi_identifiers={name: h.height for name, h in hierarchies.items()},
         risk_threshold=float(risk_threshold),
         seconds=time.perf_counter() - started,
     )
+
+
+def _input_file(data: TableLike | Table) -> Path | None:
+    """The file the table was read from (a job's input), None for a DataFrame."""
+    if isinstance(data, str | Path):
+        return Path(data).resolve()
+    # A Table read from a file has its bytes' fingerprint; one wrapping a DataFrame has none.
+    if isinstance(data, Table) and data.sha256 is not None:
+        return Path(data.source).resolve()
+    return None
 
 
 def _sweep_point(
@@ -467,7 +488,10 @@ def _sweep_point(
     assert best.score is not None
     view = evaluator.view(best.node)
     released = view.sizes[view.satisfied]
-    highest, average, at_risk = prosecutor_risk(released, threshold=threshold)
+    # Loaded with check_threshold by explore (kanonym's start-up loads no attack module).
+    from kanonym.attacks.measures import prosecutor_risk
+
+    risk = prosecutor_risk(released.astype(np.int64), threshold=threshold)
     return SweepPoint(
         k=config.k,
         max_suppression=limit,
@@ -479,9 +503,9 @@ def _sweep_point(
         equivalence_classes=best.released_classes,
         suppressed_rows=best.suppressed_rows,
         released_rows=int(released.sum()),
-        highest_risk=highest,
-        average_risk=average,
-        records_at_risk=at_risk,
+        highest_risk=risk.highest,
+        average_risk=risk.average,
+        records_at_risk=risk.records_at_risk,
         proven_optimal=outcome.proven_optimal,
         nodes_checked=outcome.nodes_checked,
     )

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from kanonym.sweep.points import SweepPoint, percent
-from kanonym.sweep.tables import merged
+from kanonym.sweep.tables import levels, merged
 
 if TYPE_CHECKING:
     # Only the type: kanonym.figures loads when a figure is drawn.
@@ -40,7 +40,6 @@ PICK = "pick"
 
 
 def _row(point: SweepPoint) -> dict[str, object]:
-    levels = ", ".join(f"{name}={level}" for name, level in (point.transformation or {}).items())
     return {
         "k": point.k,
         "max_suppression": point.max_suppression,
@@ -51,7 +50,7 @@ def _row(point: SweepPoint) -> dict[str, object]:
         "records_at_risk": point.records_at_risk,
         "suppressed_rows": point.suppressed_rows,
         "classes": point.equivalence_classes,
-        "levels": levels,
+        "levels": levels(point),
         "frontier": point.on_frontier,
     }
 

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from kanonym.config import AnonymizationConfig, HierarchyLike
 from kanonym.errors import InputError, echo
-from kanonym.hierarchy import Hierarchy, load_arx
+from kanonym.hierarchy import Hierarchy, load_arx, parse_hierarchy
 from kanonym.io.toml import toml_document
 from kanonym.models.spec import model_spec
 
@@ -44,12 +44,39 @@ def hierarchy_spec(hierarchy: HierarchyLike, owner: str, duplicates: str = "erro
     """The spec a job file gives ``hierarchy`` by: a builder's own, or the ARX file it was
     read from (its absolute path).
 
+    A builder's spec is written only if it reads back as the same builder
+    (:func:`kanonym.hierarchy.parse_hierarchy`). An order builder's explicit
+    order does not when it is a single value naming an order (``text``,
+    ``numeric``, ``date``, ``auto``), when its first value starts with
+    ``date:``, or when a value holds a comma.
+
+    Example:
+        >>> from kanonym.hierarchy import OrderBuilder
+        >>> hierarchy_spec(OrderBuilder(fanouts=2, order=("low", "high")), "'level'")
+        'order:2:low,high'
+        >>> hierarchy_spec(OrderBuilder(fanouts=2, order=("a,b", "c")), "'level'")
+        Traceback (most recent call last):
+        ...
+        kanonym.errors.InputError: the hierarchy of 'level' has the spec 'order:2:a,b,c', ...
+
     Raises:
-        InputError: the hierarchy was built in Python (no file holds it), or its
-            file no longer holds it.
+        InputError: the hierarchy was built in Python (no file holds it), its
+            file no longer holds it, or its builder's spec reads back as another.
     """
     if not isinstance(hierarchy, Hierarchy):
-        return hierarchy.spec
+        spec = hierarchy.spec
+        try:
+            same = parse_hierarchy(spec) == hierarchy
+        except InputError:
+            same = False
+        if not same:
+            raise InputError(
+                f"the hierarchy of {owner} has the spec {echo(spec)}, which a job file reads "
+                "as another: give the order values without commas (and not a single order "
+                "name, nor a first value starting with 'date:'), or write the built "
+                "hierarchy with Hierarchy.to_arx_csv() and give that file's path"
+            )
+        return spec
     file = Path(hierarchy.name)
     fix = (
         f"write it to a file with Hierarchy.to_arx_csv() and give {owner} that file's path "
@@ -122,14 +149,7 @@ def job_toml(
         "min-level": dict(config.min_levels),
         "max-level": dict(config.max_levels),
     }
-    # Left out when at their default (a seed of 0 is a seed).
-    keys.update(
-        {
-            k: v
-            for k, v in optional.items()
-            if v is not None and v is not False and v not in ([], {})
-        }
-    )
+    keys.update({key: value for key, value in optional.items() if _given(value)})
     keys["qi"] = {
         name: hierarchy_spec(hierarchy, f"quasi-identifier {name!r}", duplicates)
         for name, hierarchy in config.hierarchies.items()

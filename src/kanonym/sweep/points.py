@@ -15,34 +15,19 @@ the release; the record risk of a row of class j is 1/f_j (El Emam & Dankar
   "records at risk"; :data:`kanonym.attacks.defaults.DEFAULT_THRESHOLD`, 0.2, is
   the risk of a class of five).
 
-These are the measures of ``kanonym risk`` (:mod:`kanonym.attacks.measures`),
-computed here from the class sizes the search already has, not from a table.
+These are the measures of ``kanonym risk``, computed by
+:func:`kanonym.attacks.measures.prosecutor_risk` from the class sizes the
+search already has, not from a table; all 0 when nothing is released.
 
 Example:
-    >>> import numpy as np
-    >>> prosecutor_risk(np.array([2, 5, 3]), threshold=0.2)
-    (0.5, 0.3, 5)
+    >>> percent(0.05)
+    '5%'
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-
-import numpy as np
-import numpy.typing as npt
-
-
-def prosecutor_risk(sizes: npt.NDArray[np.int64], *, threshold: float) -> tuple[float, float, int]:
-    """Highest and average prosecutor risk and records at risk of released classes of
-    ``sizes`` (definitions: the module docstring); all 0 when nothing is released."""
-    if not len(sizes):
-        return 0.0, 0.0, 0
-    highest = 1.0 / float(sizes.min())
-    # J / n can exceed 1 / min f_j by an ulp when every class has the same size.
-    average = min(len(sizes) / float(sizes.sum()), highest)
-    at_risk = int(sizes[1.0 / sizes > threshold].sum())
-    return highest, average, at_risk
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -35,7 +35,15 @@ def _number(value: float | int | None) -> str:
     return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
-def _levels(point: SweepPoint) -> str:
+def levels(point: SweepPoint) -> str:
+    """A point's transformation as tables and the figure's tooltip write it (``no solution``
+    without one).
+
+    Example:
+        >>> levels(SweepPoint(k=2, max_suppression=0.0, max_suppressed_rows=0, solution=True,
+        ...                   transformation={"zip": 1, "age": 2}, metric="loss"))
+        'zip=1, age=2'
+    """
     if point.transformation is None:
         return "no solution"
     return ", ".join(f"{name}={level}" for name, level in point.transformation.items())
@@ -51,7 +59,7 @@ def _cells(point: SweepPoint) -> list[str]:
         _number(point.records_at_risk),
         _number(point.suppressed_rows),
         _number(point.equivalence_classes),
-        _levels(point),
+        levels(point),
     ]
 
 
@@ -71,26 +79,36 @@ def _headers(metric: str) -> list[str]:
 
 def merged(points: Sequence[SweepPoint]) -> list[tuple[str, SweepPoint]]:
     """``points`` with those of one limit that make the same release (a larger k that
-    changes nothing: the same levels, suppressed rows and score) merged into one, its k
-    written as a range: ``(k, point)`` pairs.
+    changes nothing: the same levels, suppressed rows and score) merged into one:
+    ``(k, point)`` pairs, the k of a merged point written as consecutive runs.
+
+    A run of consecutive k is a range (``3-5``); k that are not consecutive are
+    listed (``3-4, 6``), so a label never claims a k that made another release,
+    or was not swept.
 
     Example:
         >>> same = dict(max_suppression=0.0, max_suppressed_rows=0, solution=True,
         ...             transformation={"zip": 1}, metric="loss")
-        >>> [k for k, _ in merged([SweepPoint(k=k, **same) for k in (3, 4, 5)])]
-        ['3-5']
+        >>> [k for k, _ in merged([SweepPoint(k=k, **same) for k in (3, 4, 5, 8, 10, 11)])]
+        ['3-5, 8, 10-11']
     """
     groups: dict[tuple[object, ...], list[SweepPoint]] = {}
     for point in points:
-        levels = tuple((point.transformation or {}).items())
-        release = (point.max_suppression, levels, point.suppressed_rows, point.score)
+        chosen = tuple((point.transformation or {}).items())
+        release = (point.max_suppression, chosen, point.suppressed_rows, point.score)
         groups.setdefault(release, []).append(point)
-    pairs = []
-    for group in groups.values():
-        ks = [point.k for point in group]
-        label = str(ks[0]) if len(ks) == 1 else f"{min(ks)}-{max(ks)}"
-        pairs.append((label, group[0]))
-    return pairs
+    return [(_runs([point.k for point in group]), group[0]) for group in groups.values()]
+
+
+def _runs(ks: Sequence[int]) -> str:
+    """``ks`` ascending, each run of consecutive ones as ``first-last``."""
+    runs: list[list[int]] = []
+    for k in sorted(ks):
+        if runs and k == runs[-1][-1] + 1:
+            runs[-1].append(k)
+        else:
+            runs.append([k])
+    return ", ".join(str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}" for run in runs)
 
 
 def text_table(points: Sequence[SweepPoint], *, merge: bool = False) -> str:

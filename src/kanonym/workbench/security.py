@@ -7,7 +7,10 @@ every request must prove it comes from the person who started it:
   (:func:`secrets.token_urlsafe`); the first request carrying it gets a
   session cookie (HttpOnly, SameSite=Strict) and is redirected to the same
   page without the token, so the token leaves the address bar and history.
-  Any request with neither a valid token nor a valid cookie gets 403.
+  The token buys one session only: a URL copied from the terminal, the
+  history or a shoulder-surfed screen is worth nothing once the officer's
+  browser used it. Any request with neither a valid token nor a valid
+  cookie gets 403.
 * The ``Host`` header must name the address the server was started on
   (a DNS-rebinding page on another site cannot reach it through its own
   name); a request's ``Origin`` (or ``Referer``), when the browser sends
@@ -20,7 +23,9 @@ every request must prove it comes from the person who started it:
   files (Content-Security-Policy), so nothing is fetched from elsewhere.
 
 :func:`inside` confines every file name a request gives to the workspace
-folder.
+folder; :func:`refused_workspace` keeps the workspace off the home folder
+and the file system's root, whose files (keys, mail, other projects) the
+workbench has no business listing or serving.
 
 Example:
     >>> from pathlib import Path
@@ -58,7 +63,7 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 COOKIE = "kanonym_session"
-"""The session cookie's name."""
+"""The session cookie's name, before the port (:attr:`Guard.cookie`)."""
 
 CSRF_FIELD = "csrf"
 """The form field every POST carries the session's CSRF token in."""
@@ -99,6 +104,7 @@ class Guard:
         port: its port.
         max_upload_bytes: the largest request body accepted.
         token: the access token printed in the URL.
+        token_spent: whether the token bought its session already (it buys one).
         sessions: session id (the cookie) -> that session's CSRF token.
     """
 
@@ -106,7 +112,21 @@ class Guard:
     port: int
     max_upload_bytes: int
     token: str = field(default_factory=lambda: secrets.token_urlsafe(32))
+    token_spent: bool = False
     sessions: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def cookie(self) -> str:
+        """The session cookie's name, with the port: browsers send a host's cookies to
+        every port of it, so two workbenches on one machine would otherwise overwrite
+        each other's session."""
+        return f"{COOKIE}_{self.port}"
+
+    @property
+    def max_decoded_bytes(self) -> int:
+        """The most a compressed upload (``.csv.gz``) may decompress to: ten times the
+        upload limit, so a small bomb cannot fill the memory the table is read into."""
+        return 10 * self.max_upload_bytes
 
     @property
     def url(self) -> str:
@@ -162,17 +182,31 @@ class GuardMiddleware:
             await _secured(refusal)(scope, receive, send)
             return
         token = request.query_params.get("token")
-        session = request.cookies.get(COOKIE)
+        session = request.cookies.get(self.guard.cookie)
         if self.guard.csrf_of(session) is None:
-            if token is None or not secrets.compare_digest(token, self.guard.token):
+            if token is None or not same_secret(token, self.guard.token):
                 await _secured(
                     _forbidden("no valid access token: open the URL kanonym serve printed")
                 )(scope, receive, send)
                 return
-            # The token bought a session: set the cookie, drop the token from the address.
+            if self.guard.token_spent:
+                await _secured(
+                    _forbidden(
+                        "this access URL was used already: go on in the browser tab it "
+                        "opened, or restart kanonym serve for a new URL"
+                    )
+                )(scope, receive, send)
+                return
+            # The token bought a session, its only one: set the cookie, drop the token
+            # from the address.
+            self.guard.token_spent = True
             response = RedirectResponse(request.url.remove_query_params("token"), status_code=303)
             response.set_cookie(
-                COOKIE, self.guard.new_session(), httponly=True, samesite="strict", path="/"
+                self.guard.cookie,
+                self.guard.new_session(),
+                httponly=True,
+                samesite="strict",
+                path="/",
             )
             await _secured(response)(scope, receive, send)
             return
@@ -264,14 +298,49 @@ async def checked_form(request: Request, guard: Guard) -> FormData:
         raise HTTPException(413, "upload too large") from None
     expected = guard.csrf_of(request.scope.get("state", {}).get("session"))
     given = form.get(CSRF_FIELD)
-    if (
-        expected is None
-        or not isinstance(given, str)
-        or not secrets.compare_digest(given, expected)
-    ):
+    if expected is None or not isinstance(given, str) or not same_secret(given, expected):
         await form.close()
         raise HTTPException(403, "missing or wrong CSRF token: reload the page and try again")
     return form
+
+
+def same_secret(given: str, expected: str) -> bool:
+    """Whether ``given`` is the secret ``expected``, compared in constant time.
+
+    Compared as UTF-8 bytes: :func:`secrets.compare_digest` raises TypeError on
+    text that is not ASCII, which any request can send (``?token=%C3%A9``).
+
+    Example:
+        >>> same_secret("é", "abc"), same_secret("abc", "abc")
+        (False, True)
+    """
+    # "replace": a lone surrogate cannot be encoded, and "?" is in no token's alphabet.
+    return secrets.compare_digest(given.encode("utf-8", "replace"), expected.encode("utf-8"))
+
+
+def refused_workspace(workspace: Path) -> str | None:
+    """Why ``workspace`` may not be the workbench's (None: it may).
+
+    The home folder and the root hold far more than tables (keys, mail, other
+    projects): the workbench would list and offer them. A dedicated folder is
+    asked for instead.
+
+    Example:
+        >>> print(refused_workspace(Path("/")))
+        the workspace may not be / (the whole file system): use a dedicated folder, e.g. ~/releases
+    """
+    resolved = workspace.resolve()
+    if resolved == Path(resolved.anchor):
+        what = f"{resolved} (the whole file system)"
+    else:
+        try:
+            home = Path.home().resolve()
+        except (RuntimeError, KeyError):  # no home folder known: none to keep out of
+            return None
+        if resolved != home:
+            return None
+        what = f"{resolved} (your home folder)"
+    return f"the workspace may not be {what}: use a dedicated folder, e.g. ~/releases"
 
 
 def inside(workspace: Path, name: str) -> Path:

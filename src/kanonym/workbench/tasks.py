@@ -56,17 +56,15 @@ class Task(Generic[Value]):
         self._thread.start()
 
     def join(self, timeout: float | None = None) -> None:
-        """Wait for the work to end (for tests and shutdown)."""
+        """Wait for the work to end (the pages poll :meth:`status`; a caller without a page
+        to poll, as the tests, waits here)."""
         self._thread.join(timeout)
 
     def cancel(self) -> None:
-        """Ask the work to stop at its next progress report."""
-        self._cancel.set()
-
-    @property
-    def cancel_requested(self) -> bool:
-        """Whether the officer asked the work to stop."""
-        return self._cancel.is_set()
+        """Ask the work to stop at its next progress report (nothing once it has ended: a
+        finished release's writing reports through the same callback)."""
+        if self.running:
+            self._cancel.set()
 
     @property
     def running(self) -> bool:
@@ -79,20 +77,22 @@ class Task(Generic[Value]):
         self.progress = progress
 
     def _run(self) -> None:
+        # The state is set last, after the elapsed time and the value or error: a poll from
+        # another thread that reads an ended state reads what it ended with.
         try:
             self.value = self._work(self._report)
-            self.state = "done"
+            state = "done"
         except CancelledError:
-            self.state = "cancelled"
+            state = "cancelled"
         except KanonymError as error:
             # The library's errors are one line naming what to fix: show it on the page.
             self.error = " ".join(str(error).split())
-            self.state = "failed"
+            state = "failed"
         except Exception as error:  # the page must say what went wrong, whatever it was
             self.error = f"{type(error).__name__}: {error}"
-            self.state = "failed"
-        finally:
-            self.elapsed = time.monotonic() - self.started
+            state = "failed"
+        self.elapsed = time.monotonic() - self.started
+        self.state = state
 
     def status(self) -> dict[str, Any]:
         """The task as the page's progress poll reads it."""

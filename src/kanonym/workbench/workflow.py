@@ -127,6 +127,11 @@ def build_hierarchy(spec: str, column: pl.Series, workspace: Path, source: str) 
     return resolve(parsed, values, column=column.name or "", source=source)
 
 
+def fresh_seed() -> int:
+    """A new seed for the row shuffle (a ledger refuses one used before for a source)."""
+    return secrets.randbelow(2**31)
+
+
 @dataclass
 class Workflow:
     """The workbench's state for one workspace (module docstring).
@@ -152,7 +157,7 @@ class Workflow:
     k: int = 5
     suppression: float = 0.0
     metric: str = "loss"
-    seed: int = field(default_factory=lambda: secrets.randbelow(2**31))
+    seed: int = field(default_factory=fresh_seed)
     models: dict[str, list[str]] = field(default_factory=dict)
     name: str = "release"
 
@@ -162,6 +167,8 @@ class Workflow:
         self.roles, self.hierarchies, self.models = {}, {}, {}
         self.suggestions = suggest_roles(frame)
         self.name = f"{Path(name).stem}-anonymized"
+        # A seed of its own per table: a ledger refuses a source's seed used twice.
+        self.seed = fresh_seed()
 
     @property
     def columns(self) -> list[str]:
@@ -176,6 +183,11 @@ class Workflow:
     def unassigned(self) -> list[str]:
         """The columns without a role: while any is left, nothing is released."""
         return [name for name in self.columns if self.roles.get(name) not in ROLES]
+
+    @property
+    def unprotected(self) -> list[str]:
+        """The sensitive columns without a privacy model: released unchanged, unprotected."""
+        return [name for name in self.with_role("sensitive") if not self.models.get(name)]
 
     @property
     def missing_hierarchies(self) -> list[str]:
@@ -203,20 +215,8 @@ class Workflow:
         """The release's format: the input's (Parquet stays Parquet, anything else is CSV)."""
         return ".parquet" if (self.table or "").endswith((".parquet", ".pq")) else ".csv"
 
-    def outputs(self) -> dict[str, str]:
-        """The files a release is written to, by job key (names in the workspace)."""
-        return {
-            "output": f"{self.name}{self.output_suffix()}",
-            "report": f"{self.name}.report.json",
-            "report-html": f"{self.name}.report.html",
-        }
-
-    def job_options(
-        self, *, k: int | None = None, suppression: float | None = None
-    ) -> dict[str, object]:
+    def job_options(self) -> dict[str, object]:
         """The job as TOML keys, paths relative to the workspace (where the job file goes).
-
-        ``k`` and ``suppression`` replace the chosen ones (a point of the sweep).
 
         Raises:
             InputError: a column still has no role or a quasi-identifier no hierarchy.
@@ -224,11 +224,15 @@ class Workflow:
         problems = self.blockers()
         if problems:
             raise InputError(problems[0])
-        options: dict[str, object] = {"input": self.table, **self.outputs()}
-        options["k"] = self.k if k is None else k
-        share = self.suppression if suppression is None else suppression
-        if share:
-            options["max-suppression"] = share
+        options: dict[str, object] = {
+            "input": self.table,
+            "output": f"{self.name}{self.output_suffix()}",
+            "report": f"{self.name}.report.json",
+            "report-html": f"{self.name}.report.html",
+            "k": self.k,
+        }
+        if self.suppression:
+            options["max-suppression"] = self.suppression
         options["metric"] = self.metric
         options["seed"] = self.seed
         for role in ("identifying", "sensitive", "insensitive"):
@@ -243,6 +247,55 @@ class Workflow:
             name: self.hierarchies[name] for name in self.with_role("quasi-identifying")
         }
         return options
+
+
+SWEEP_FREE_KEYS = frozenset({"k", "max-suppression", "seed", "output", "report", "report-html"})
+"""The job keys a sweep does not depend on: it tries its own k and limits, and its scores
+and risks do not depend on the row shuffle or the file names."""
+
+
+@dataclass(frozen=True)
+class JobStamp:
+    """A job's options and the state of the workspace files it reads: what a run or a
+    sweep was made from.
+
+    Two stamps differ when an option differs or a file the job reads (its
+    table, a hierarchy file) changed, even under the same name: its size or
+    modification time (to the nanosecond) differs.
+
+    Example:
+        >>> import tempfile
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> _ = (folder / "t.csv").write_text("a\\n1\\n")
+        >>> options = {"input": "t.csv", "qi": {"a": "mask"}}
+        >>> before = JobStamp.of(options, folder)
+        >>> before == JobStamp.of(dict(options), folder)
+        True
+        >>> _ = (folder / "t.csv").write_text("a\\n12\\n")  # replaced under its name
+        >>> JobStamp.of(options, folder) == before
+        False
+    """
+
+    options: Mapping[str, object]
+    files: Mapping[str, tuple[int, int]]
+
+    @classmethod
+    def of(cls, options: Mapping[str, object], workspace: Path) -> JobStamp:
+        """The stamp of ``options`` (:meth:`Workflow.job_options`) in ``workspace``."""
+        qi = options.get("qi", {})
+        specs = [str(spec) for spec in qi.values()] if isinstance(qi, Mapping) else []
+        files: dict[str, tuple[int, int]] = {}
+        for name in (str(options["input"]), *specs):
+            path = workspace / name
+            if path.is_file():  # a builder's spec ("mask", "interval:5,10") names no file
+                info = path.stat()
+                files[name] = (info.st_size, info.st_mtime_ns)
+        return cls(options=dict(options), files=files)
+
+    def swept(self) -> JobStamp:
+        """The stamp without the keys a sweep does not depend on (:data:`SWEEP_FREE_KEYS`)."""
+        kept = {key: value for key, value in self.options.items() if key not in SWEEP_FREE_KEYS}
+        return JobStamp(options=kept, files=self.files)
 
 
 def read_job(options: Mapping[str, object], workspace: Path) -> ReleaseJob:
