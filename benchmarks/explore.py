@@ -21,7 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from common import machine, median_seconds, write_results
+from common import machine, median_seconds, speed_now, write_results
 
 import kanonym
 from kanonym.datasets import adult_hierarchies, adult_path
@@ -39,6 +39,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     repeats = parser.parse_args().repeats
     load_before = _load()
+    # ../shared/anchors/calibrate.py in the same run: how fast the machine is now.
+    speed = speed_now()
     hierarchies = adult_hierarchies()
     sweep = kanonym.explore(adult_path(), quasi_identifiers=hierarchies)  # warm-up
     api, api_runs = median_seconds(
@@ -53,6 +55,7 @@ def main() -> None:
     load_after = _load()
     payload: dict[str, object] = {
         "machine": machine(),
+        "speed_now": speed,
         "load_average_1_5_15_before": load_before,
         "load_average_1_5_15_after": load_after,
         "repeats": repeats,
@@ -73,6 +76,8 @@ def main() -> None:
             "# Explore benchmark: the sweep over k and suppression limits on Adult",
             "",
             f"Machine: {machine()}",
+            "",
+            f"speed_now {speed} (../shared/anchors/calibrate.py, same run).",
             "",
             f"Load average (1, 5, 15 min): before {load_before}, after {load_after}.",
             "",

@@ -24,7 +24,7 @@ import statistics
 import time
 
 import polars as pl
-from common import SHARED_DATA, dataset, machine, write_results
+from common import SHARED_DATA, dataset, machine, speed_now, write_results
 
 import kanonym
 from kanonym.datasets import adult_hierarchies, load_adult, load_adult_subset
@@ -183,6 +183,9 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="one repetition")
     repeats = 1 if parser.parse_args().quick else 5
     load_start = [round(x, 2) for x in os.getloadavg()]
+    # ../shared/anchors/calibrate.py in the same run (ARX publishes no times for these
+    # models, so no ratio is formed; the figure says how fast the machine was).
+    speed = speed_now()
     rows: list[dict[str, object]] = []
     population, sample = load_adult(), load_adult_subset()
     hierarchies = adult_hierarchies()
@@ -251,9 +254,10 @@ def main() -> None:
     lines = [
         "# Issue 13's models through kanonym.anonymize (optimal search)",
         "",
-        f"Machine: {machine()}; load average (1, 5, 15 min) at start {load_start}, at end "
-        f"{load_end}; median of {repeats} runs. `arx`: the transformation and score equal ARX's "
-        "unit test (blank: ARX has no such case).",
+        f"Machine: {machine()}; speed_now {speed} (../shared/anchors/calibrate.py, same run); "
+        f"load average (1, 5, 15 min) at start {load_start}, at end {load_end}; "
+        f"median of {repeats} runs. `arx`: the transformation and score equal ARX's unit "
+        "test (blank: ARX has no such case).",
         "",
         "| data | case | suppression | metric | API ms | levels | score | suppressed "
         "| nodes | arx |",
@@ -278,6 +282,7 @@ def main() -> None:
         "population_models",
         {
             "machine": machine(),
+            "speed_now": speed,
             "repeats": repeats,
             "load_start": load_start,
             "load_end": load_end,

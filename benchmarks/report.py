@@ -36,7 +36,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import machine, write_results
+from common import machine, speed_now, write_results
 from shaped import shaped
 
 from kanonym.datasets import ADULT_COLUMNS, adult_hierarchy_path, adult_path
@@ -209,6 +209,7 @@ def table(payload: dict[str, object]) -> str:
         "# HTML report beyond the search (issue 14)",
         "",
         f"Machine: {payload['machine']}",
+        f"speed_now {payload['speed_now']} (../shared/anchors/calibrate.py, same run).",
         f"Load average (1, 5, 15 min) at start {payload['load_start']}, at end "
         f"{payload['load_end']}. Medians of {payload['repeats']} fresh processes each.",
         "",
@@ -273,6 +274,8 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=200_000)
     args = parser.parse_args()
     load_start = [round(x, 2) for x in os.getloadavg()]
+    # ../shared/anchors/calibrate.py in the same run: how fast the machine is now.
+    speed = speed_now()
     cold = [_python(COLD) for _ in range(args.repeats)]
     cold_median = {key: statistics.median(float(c[key]) for c in cold) for key in cold[0]}
     cases = [measure("adult", adult_path(), args.repeats)]
@@ -280,6 +283,7 @@ def main() -> None:
     cases.append(measure(f"adult-shaped {args.rows:,}", shaped(args.rows), args.repeats))
     payload: dict[str, object] = {
         "machine": machine(),
+        "speed_now": speed,
         "load_start": load_start,
         "load_end": [round(x, 2) for x in os.getloadavg()],
         "repeats": args.repeats,
