@@ -136,6 +136,8 @@ class Workbench:
         stats: the loaded table's column statistics (computed once, on loading).
         previews: (table, column, spec, file stamp) -> a hierarchy's preview or the
             one line saying why it has none (built once, not on every view).
+        shown: the release task whose results page ``shown_context`` holds (its risk,
+            measures and figures are computed once, not on every view).
     """
 
     workspace: Path
@@ -155,6 +157,8 @@ class Workbench:
     previews: dict[tuple[object, ...], tuple[list[LevelPreview] | None, str | None]] = field(
         default_factory=dict
     )
+    shown: Task[Result] | None = None
+    shown_context: dict[str, Any] = field(default_factory=dict)
 
     def say(self, text: str, kind: str = "note") -> None:
         """Show ``text`` on the next page (``kind``: note or error)."""
@@ -806,7 +810,10 @@ class _Pages:
             bench.say(stale, "error")
             return _redirect("/run")
         options = bench.ran.options
-        context = await run_in_threadpool(result_pages.results_context, result)
+        if bench.shown is not bench.run:
+            bench.shown_context = await run_in_threadpool(result_pages.results_context, result)
+            bench.shown = bench.run
+        context = bench.shown_context
         return self.page(
             request,
             "results.html",
