@@ -223,3 +223,16 @@ def test_a_technique_without_suppression_is_refused_before_any_search(
     # At 0% alone it sweeps.
     sweep = kanonym.explore(table, template, ks=[2, 3], suppression_limits=[0.0])
     assert [p.k for p in sweep.points] == [2, 3]
+
+
+def test_write_never_overwrites_the_table_it_swept(tmp_path: Path, table: pl.DataFrame) -> None:
+    source = tmp_path / "patients.csv"
+    table.write_csv(source)
+    before = source.read_bytes()
+    sweep = kanonym.explore(source, CONFIG, ks=[2], suppression_limits=[0])
+    with pytest.raises(InputError, match="input table"):
+        sweep.write(json_path=tmp_path / "sweep.json", html_path=source)
+    assert source.read_bytes() == before
+    assert not (tmp_path / "sweep.json").exists()
+    sweep.write(json_path=tmp_path / "sweep.json")
+    assert (tmp_path / "sweep.json").exists()

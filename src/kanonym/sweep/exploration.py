@@ -56,8 +56,9 @@ from kanonym.config import AnonymizationConfig, HierarchyLike, SuppressionLimit
 from kanonym.encode import EncodedTable
 from kanonym.engine import EmbeddedEngine
 from kanonym.errors import InputError, NoSolutionError, SearchTimeoutError, echo
-from kanonym.hierarchy import Duplicates
+from kanonym.hierarchy import Duplicates, Hierarchy
 from kanonym.io import Table, load, write_atomic
+from kanonym.io.paths import check_destinations
 from kanonym.models import PrivacyModel, needs_population
 from kanonym.models.differential_privacy import DifferentialPrivacy
 from kanonym.options import MetricName, TableLike, TechniqueName
@@ -244,7 +245,19 @@ class Exploration:
     def write(
         self, *, json_path: str | Path | None = None, html_path: str | Path | None = None
     ) -> None:
-        """Write the JSON and the HTML page, both or neither (:func:`kanonym.io.write_atomic`)."""
+        """Write the JSON and the HTML page, both or neither (:func:`kanonym.io.write_atomic`).
+
+        Raises:
+            InputError: a destination is the table swept, a hierarchy file, the
+                other destination, or cannot be written
+                (:func:`kanonym.io.paths.check_destinations`); nothing is written then.
+        """
+        inputs: dict[str, Path | None] = {"input table": self.input}
+        for name, hierarchy in self.template.hierarchies.items():
+            # A hierarchy read from an ARX file is named by its path; builders' are not files.
+            if isinstance(hierarchy, Hierarchy) and Path(hierarchy.name).is_file():
+                inputs[f"hierarchy file of '{name}'"] = Path(hierarchy.name)
+        check_destinations({"json_path": json_path, "html_path": html_path}, inputs)
         files: list[tuple[Path, bytes]] = []
         if json_path is not None:
             text = json.dumps(self.as_dict(), indent=2, allow_nan=False) + "\n"
